@@ -1,0 +1,34 @@
+# ptshare: one entry point for the harness. Everything is in scripts/.
+#   make test               build the ptshare kernel, run selftests + own tests
+#   make test FLAVOUR=debug the same on the debug kernel
+#   make baseline           run the selftests on vanilla, rewrite baseline/
+#   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
+#   make shell FLAVOUR=x    boot a kernel with an interactive shell
+#   make export             export build/linux commits into patches/
+#   make tree               (re)create build/linux from patches/
+FLAVOUR ?= ptshare
+
+test:
+	scripts/test.sh -k $(FLAVOUR)
+
+baseline:
+	scripts/baseline.sh
+
+kernel:
+	scripts/deps.sh
+	scripts/build-kernel.sh $(FLAVOUR)
+
+shell: kernel
+	scripts/build-selftests.sh
+	$(MAKE) -s -C tests/ptshare OUT=$(CURDIR)/build/ptshare-tests
+	scripts/mkrootfs.sh
+	scripts/run-guest.sh -i -k $(FLAVOUR)
+
+export:
+	scripts/export.sh
+
+tree:
+	scripts/deps.sh
+	scripts/tree.sh
+
+.PHONY: test baseline kernel shell export tree

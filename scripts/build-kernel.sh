@@ -1,0 +1,46 @@
+#!/bin/sh
+# Build one kernel flavour out of tree.
+#   vanilla  build/linux-vanilla (base commit), config/guest.config
+#   ptshare  build/linux (all patches),         config/guest.config (+ptshare.config)
+#   debug    build/linux (all patches),         ... + config/debug.config
+# Output: build/out-<flavour>/arch/x86/boot/bzImage and System.map.
+#
+# Usage: scripts/build-kernel.sh FLAVOUR
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: build-kernel.sh vanilla|ptshare|debug}
+src=$(flavour_src "$flavour")
+out=$(flavour_out "$flavour")
+[ -f "$src/Makefile" ] || "$ROOT/scripts/tree.sh"
+
+frags="$ROOT/config/guest.config"
+case "$flavour" in
+vanilla) ;;
+ptshare) [ -f "$ROOT/config/ptshare.config" ] && frags="$frags $ROOT/config/ptshare.config" ;;
+debug)
+	[ -f "$ROOT/config/ptshare.config" ] && frags="$frags $ROOT/config/ptshare.config"
+	frags="$frags $ROOT/config/debug.config" ;;
+esac
+
+cc="gcc"
+command -v ccache >/dev/null && cc="ccache gcc"
+mk() { make -s -C "$src" O="$out" CC="$cc" HOSTCC="$cc" "$@"; }
+
+mkdir -p "$out"
+# Regenerate the config when a fragment or the tree changed.
+stamp=$(cat $frags | sha1sum | cut -c1-12)-$(git -C "$src" rev-parse --short HEAD)
+if [ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$stamp" ]; then
+	log "configuring $flavour"
+	mk tinyconfig >/dev/null
+	# shellcheck disable=SC2086
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $frags >/dev/null
+	mk olddefconfig >/dev/null
+	"$ROOT/scripts/check-config.sh" "$out/.config" $frags
+	echo "$stamp" >"$out/.config-stamp"
+fi
+
+log "building $flavour ($JOBS jobs)"
+start=$(date +%s)
+mk -j"$JOBS" bzImage
+log "built $flavour in $(( $(date +%s) - start ))s: $out/arch/x86/boot/bzImage"

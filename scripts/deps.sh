@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install what the harness needs from Debian's packages, skipping what is
+# already installed. Run as root on Debian 12.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+pkgs="linux-source-6.12=$KVER_DEB build-essential flex bison bc libelf-dev
+libssl-dev cpio dwarves ccache kmod rsync git python3 qemu-system-x86
+busybox-static bash-static liburing-dev libnuma-dev libcap-dev file"
+pkgs="$pkgs ${EXTRA_PKGS:-}"
+
+missing=
+for p in $pkgs; do
+	name=${p%%=*}
+	want=${p#*=}
+	have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
+	case "$have" in
+	"install ok installed "*)
+		[ "$name" = "$p" ] || [ "${have##* }" = "$want" ] || missing="$missing $p" ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -n "$missing" ] || exit 0
+
+[ "$(id -u)" = 0 ] || die "need root to install:$missing"
+log "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

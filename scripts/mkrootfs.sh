@@ -1,0 +1,55 @@
+#!/bin/sh
+# Build the guest's root filesystem as an uncompressed initramfs
+# (build/rootfs.cpio) from Debian's packages: busybox-static for the base
+# system, bash with its shared libraries, the static mm selftests, and the
+# project's own tests and guest scripts.
+# Usage: scripts/mkrootfs.sh [EXTRA_PROGRAM...]   (programs copied with their libs)
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+stage=$BUILD/rootfs
+rm -rf "$stage"
+mkdir -p "$stage"/bin "$stage"/sbin "$stage"/usr/bin "$stage"/usr/sbin \
+	"$stage"/usr/local/bin "$stage"/etc "$stage"/root "$stage"/proc "$stage"/sys \
+	"$stage"/dev "$stage"/tmp "$stage"/host "$stage"/selftests "$stage"/ptshare
+
+# A program and the shared libraries it needs, at the same paths.
+copy_prog() {
+	p=$(command -v "$1") || die "program $1 not found on the host"
+	mkdir -p "$stage$(dirname "$p")"
+	cp -L "$p" "$stage$p"
+	ldd "$p" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/lib/ {print $1}' |
+	while read -r lib; do
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -Ln "$lib" "$stage$lib"
+	done
+}
+
+# busybox-static installs a static /bin/busybox; ldd fails on static binaries.
+bb=/bin/busybox
+if [ ! -x "$bb" ] || ldd "$bb" >/dev/null 2>&1; then
+	die "$bb is missing or not static (apt-get install busybox-static)"
+fi
+cp "$bb" "$stage/bin/busybox"
+for applet in $("$bb" --list-full); do
+	[ -e "$stage/$applet" ] || ln -s /bin/busybox "$stage/$applet"
+done
+
+copy_prog bash
+for p in "$@"; do copy_prog "$p"; done
+
+cp "$ROOT/tests/guest/init" "$stage/init"
+cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
+chmod +x "$stage/init" "$stage"/usr/local/bin/*
+
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
+
+[ -d "$BUILD/selftests/mm" ] && cp -r "$BUILD/selftests/mm" "$stage/selftests/"
+[ -d "$BUILD/ptshare-tests" ] && cp -r "$BUILD/ptshare-tests/." "$stage/ptshare/"
+cp -r "$ROOT/tests/plans" "$stage/ptshare/plans"
+
+(cd "$stage" && find . | cpio -o -H newc --quiet) >"$BUILD/rootfs.cpio.tmp"
+mv "$BUILD/rootfs.cpio.tmp" "$BUILD/rootfs.cpio"
+log "rootfs: $(du -m "$BUILD/rootfs.cpio" | cut -f1) MiB in $BUILD/rootfs.cpio"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The test suite (make test): build the kernel and the tests, boot the kernel
+# in QEMU, run the mm selftests and the project's own tests, and judge every
+# case against the vanilla baseline. Prints one line per case and ends with
+# "N passed, N failed, N skipped". Exit status 0 only if nothing failed.
+#
+# Usage: scripts/test.sh [-k FLAVOUR] [-t TIMEOUT] [PLAN...]
+#   FLAVOUR  ptshare (default), debug or vanilla
+#   PLAN     selftests, ptshare (default: both); ONLY="cow mkdirty" narrows
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+flavour=ptshare tmo=${TEST_TIMEOUT:-3000}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-k) flavour=$2; shift 2 ;;
+	-t) tmo=$2; shift 2 ;;
+	-*) die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+plans=${*:-selftests ptshare}
+
+"$ROOT/scripts/deps.sh"
+"$ROOT/scripts/tree.sh"
+"$ROOT/scripts/build-kernel.sh" "$flavour"
+"$ROOT/scripts/build-selftests.sh"
+make -s -C "$ROOT/tests/ptshare" OUT="$BUILD/ptshare-tests"
+"$ROOT/scripts/mkrootfs.sh"
+
+run=$BUILD/runs/test-$flavour-$(date +%Y%m%d-%H%M%S)
+set +e
+"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -- \
+	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run.console" 2>&1
+grc=$?
+set -e
+mv "$run.console" "$run/console.out"
+tail -3 "$run/console.out" >&2
+
+: >"$run/cases.txt"
+for p in $plans; do
+	"$ROOT/scripts/parse-results.sh" "$run/share/results/$p" \
+		"$ROOT/tests/plans/$p.plan" | sed "s|^\([A-Z]*\) |\1 $p/|" >>"$run/cases.txt"
+done
+case $grc in
+124) echo "FAIL kernel/guest (hung: killed after ${tmo}s)" ;;
+125) echo "FAIL kernel/guest (crashed: no exit status)" ;;
+126) echo "FAIL kernel/log (WARN/BUG/oops in console.log)" ;;
+*) echo "PASS kernel/log (no kernel warnings in console.log)" ;;
+esac >>"$run/cases.txt"
+
+"$ROOT/scripts/compare-baseline.sh" "$run/cases.txt" \
+	"$ROOT/baseline/vanilla.txt" >"$run/verdict.txt"
+# A narrowed run cannot miss the cases it did not mean to run.
+[ -z "${ONLY:-}" ] || sed -i '/ (missing: /d' "$run/verdict.txt"
+cat "$run/verdict.txt"
+ln -sfn "$(basename "$run")" "$BUILD/runs/latest-test"
+pass=$(grep -c '^PASS ' "$run/verdict.txt" || true)
+fail=$(grep -c '^FAIL ' "$run/verdict.txt" || true)
+skip=$(grep -c '^SKIP ' "$run/verdict.txt" || true)
+echo "results: $run"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Create build/linux: the pinned linux-source-6.12 as a git repository whose
+# first commit is the pristine base, with patches/series applied as commits,
+# plus build/linux-vanilla, a worktree of the base commit.
+#
+# Usage: scripts/tree.sh          create the tree if missing, else check it
+#        scripts/tree.sh --reset  throw away build/linux and recreate it
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+series=$ROOT/patches/series
+
+if [ "${1:-}" = --reset ]; then
+	if [ -d "$SRC/.git" ] && [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
+		die "$SRC has uncommitted edits; commit and export them first"
+	fi
+	rm -rf "$SRC" "$VANILLA_SRC"
+fi
+
+patch_ids() {
+	# patch-ids of the series in patches/, in order
+	[ -f "$series" ] || return 0
+	grep -v '^[[:space:]]*\(#\|$\)' "$series" | while read -r p; do
+		git patch-id --stable <"$ROOT/patches/$p" | cut -d' ' -f1
+	done
+}
+
+if [ -d "$SRC/.git" ]; then
+	# Existing tree: it must hold exactly the series, or we refuse to guess.
+	base=$(git -C "$SRC" rev-list --max-parents=0 HEAD | tail -1)
+	have=$(git -C "$SRC" format-patch --stdout "$base..HEAD" | git patch-id --stable | cut -d' ' -f1)
+	want=$(patch_ids)
+	if [ "$have" != "$want" ]; then
+		log "warning: $SRC differs from patches/ (export with scripts/export.sh, or --reset)"
+	fi
+	[ -d "$VANILLA_SRC" ] || git -C "$SRC" worktree add --detach "$VANILLA_SRC" "$base" >/dev/null
+	exit 0
+fi
+
+[ -f "$KSRC_TAR" ] || die "$KSRC_TAR missing: run scripts/deps.sh"
+have_ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+[ "$have_ver" = "$KVER_DEB" ] || die "linux-source-6.12 is '$have_ver', want $KVER_DEB: run scripts/deps.sh"
+
+mkdir -p "$BUILD"
+rm -rf "$SRC.tmp" && mkdir "$SRC.tmp"
+log "extracting $KSRC_TAR"
+tar -xJf "$KSRC_TAR" -C "$SRC.tmp" --strip-components=1
+cd "$SRC.tmp"
+git init -q -b ptshare
+git config user.name "ptshare harness"
+git config user.email "harness@ptshare.invalid"
+git config gc.auto 0
+# Debian's top-level .gitignore ignores everything ("/*"): force the add.
+# New files in the tree need "git add -f" for the same reason.
+git add -A -f >/dev/null
+git commit -q -m "linux-source-6.12 $KVER_DEB (pristine)"
+cd "$ROOT"
+mv "$SRC.tmp" "$SRC"
+git -C "$SRC" tag -f base >/dev/null
+
+if [ -f "$series" ]; then
+	grep -v '^[[:space:]]*\(#\|$\)' "$series" | while read -r p; do
+		[ -f "$ROOT/patches/$p" ] || die "series names $p, which is missing"
+		git -C "$SRC" am -q --keep-cr "$ROOT/patches/$p" || {
+			git -C "$SRC" am --abort
+			die "patch $p does not apply"
+		}
+	done
+fi
+git -C "$SRC" worktree add --detach "$VANILLA_SRC" base >/dev/null 2>&1
+log "tree ready: $(git -C "$SRC" rev-list --count base..HEAD) patch(es) on base"

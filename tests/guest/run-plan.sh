@@ -1,0 +1,25 @@
+#!/bin/sh
+# Run a test plan inside the guest.
+# Usage: run-plan.sh PLAN DIR RESULTS
+#   PLAN     lines "NAME TIMEOUT COMMAND..." (# comments), see tests/plans/
+#   DIR      directory the commands run in
+#   RESULTS  where NAME.out (stdout+stderr) and NAME.rc (exit status) go
+# A line "=== NAME rc=N secs=S" goes to stdout after each test, for the log.
+plan=$1 dir=$2 results=$3
+mkdir -p "$results"
+
+grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
+	[ -n "${ONLY:-}" ] && case " $ONLY " in *" $name "*) ;; *) continue ;; esac
+	echo "=== start $name"
+	start=$(date +%s)
+	(
+		cd "$dir" || exit 1
+		echo 0 >/proc/sys/vm/nr_hugepages
+		timeout -s KILL "$secs" sh -c "$cmd"
+	) >"$results/$name.out" 2>&1 </dev/null
+	rc=$?
+	echo "$rc" >"$results/$name.rc"
+	echo "=== $name rc=$rc secs=$(( $(date +%s) - start ))"
+	# Leave the next test a clean slate.
+	echo 3 >/proc/sys/vm/drop_caches
+done
