@@ -37,6 +37,13 @@
  * on x86_64 that is one write per PTE, which is what the page-table
  * sharing is about.
  */
+#ifndef __noreturn
+#define __noreturn	__attribute__((noreturn))
+#endif
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
 #define BENCH_PAGE_SIZE		4096UL
 #define BENCH_PMD_SIZE		(2UL << 20)
 
@@ -45,7 +52,7 @@ static char bench_params[512];
 
 /* ---- errors ---------------------------------------------------------- */
 
-static inline void __attribute__((noreturn, format(printf, 1, 2)))
+static inline void __noreturn __printf(1, 2)
 bench_die(const char *fmt, ...)
 {
 	va_list ap;
@@ -63,7 +70,7 @@ bench_die(const char *fmt, ...)
 #define bench_die_errno(fmt, ...) \
 	bench_die(fmt ": %s", ##__VA_ARGS__, strerror(errno))
 
-static inline void __attribute__((format(printf, 1, 2)))
+static inline void __printf(1, 2)
 bench_warn(const char *fmt, ...)
 {
 	va_list ap;
@@ -84,7 +91,7 @@ static inline void bench_init(const char *name)
 }
 
 /* Append "key=val" to the param= field; call once per parameter. */
-static inline void __attribute__((format(printf, 1, 2)))
+static inline void __printf(1, 2)
 bench_param(const char *fmt, ...)
 {
 	size_t len = strlen(bench_params);

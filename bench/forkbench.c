@@ -163,7 +163,7 @@ static pid_t do_fork(void)
 }
 
 /* The child of fork-exec; reports a failed exec through status 127. */
-static void __attribute__((noreturn)) exec_child(const char *path)
+static void __noreturn exec_child(const char *path)
 {
 	char *const argv[] = { (char *)path, NULL };
 

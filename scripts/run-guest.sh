@@ -63,7 +63,9 @@ if [ -n "$icount" ]; then
 elif [ "$accel" = kvm ]; then
 	accel_opt="-accel kvm"
 fi
-# Two NUMA nodes; the CPUs live on node 0 (and node 1 when there are two+).
+# Two NUMA nodes. With two or more CPUs, each node gets its own socket(s) of
+# CPUs (one socket spanning two nodes makes the scheduler warn); one CPU sits
+# on node 0 and node 1 has memory only.
 half=$((mem / 2))
 if [ "$cpus" -ge 2 ]; then
 	numa="-numa node,memdev=m0,cpus=0-$((cpus / 2 - 1)) -numa node,memdev=m1,cpus=$((cpus / 2))-$((cpus - 1))"
@@ -79,7 +81,7 @@ log "booting $flavour ($accel${icount:+, icount}, ${cpus} cpu, ${mem} MiB) -> $o
 qemu() {
 	# shellcheck disable=SC2086
 	timeout -k 10 "$tmo" qemu-system-x86_64 $accel_opt -cpu max -M pc \
-		-smp "$cpus" -m "$mem" \
+		-smp "$cpus,sockets=$cpus" -m "$mem" \
 		-object memory-backend-ram,id=m0,size=${half}M \
 		-object memory-backend-ram,id=m1,size=$((mem - half))M $numa \
 		-kernel "$kernel" -initrd "$BUILD/rootfs.cpio" \
