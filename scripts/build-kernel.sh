@@ -24,7 +24,11 @@ debug)
 esac
 
 cc="gcc"
-command -v ccache >/dev/null && cc="ccache gcc"
+if command -v ccache >/dev/null; then
+	cc="ccache gcc"
+	# Paths relative to the repository, so a fresh clone hits the cache.
+	export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
+fi
 mk() { make -s -C "$src" O="$out" CC="$cc" HOSTCC="$cc" "$@"; }
 
 mkdir -p "$out"

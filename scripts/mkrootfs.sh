@@ -39,7 +39,8 @@ copy_prog bash
 for p in "$@"; do copy_prog "$p"; done
 
 cp "$ROOT/tests/guest/init" "$stage/init"
-cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
+cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" \
+	"$ROOT/tests/guest/bench.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
 chmod +x "$stage/init" "$stage"/usr/local/bin/*
 
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"
@@ -48,6 +49,7 @@ printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
 
 [ -d "$BUILD/selftests/mm" ] && cp -r "$BUILD/selftests/mm" "$stage/selftests/"
 [ -d "$BUILD/ptshare-tests" ] && cp -r "$BUILD/ptshare-tests/." "$stage/ptshare/"
+[ -d "$BUILD/bench" ] && cp -r "$BUILD/bench" "$stage/ptshare/bench"
 cp -r "$ROOT/tests/plans" "$stage/ptshare/plans"
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) >"$BUILD/rootfs.cpio.tmp"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Turn the raw outputs of run-plan.sh (NAME.out, NAME.rc) into one line per
 # test case:  "PASS name/case", "FAIL name/case", "SKIP name/case (reason)".
-# Understands kselftest TAP and uffd-unit-tests' "Testing X... done"; a
+# Understands kselftest TAP (the case name is the preceding "# [RUN] name"
+# line when there is one, else the TAP description) and uffd-unit-tests' "Testing X... done"; a
 # program that prints neither is one case judged by its exit status
 # (0 pass, 4 skip). A program killed by the timeout, or ending with a
 # failing status after passing cases, adds a FAIL case of its own.
@@ -29,6 +30,8 @@ for name in $names; do
 		printf "%s %s/%s%s\n", res, name, c, (why != "" ? " (" why ")" : "")
 		n++; cnt[res]++
 	}
+	# kselftest programs name a case in "# [RUN] name" before its result.
+	/^# \[RUN\] / { run = $0; sub(/^# \[RUN\] /, "", run); next }
 	/^ok [0-9]+/ || /^not ok [0-9]+/ {
 		line = $0
 		res = (line ~ /^not ok/) ? "FAIL" : "PASS"
@@ -42,6 +45,10 @@ for name in $names; do
 			res = "PASS"; line = substr(line, 1, RSTART - 1) substr(line, RSTART + RLENGTH)
 		}
 		gsub(/^[[:space:]]+|[[:space:]]+$/, "", why)
+		if (run != "") {
+			if (res == "SKIP") { why = line; gsub(/^[[:space:]]+|[[:space:]]+$/, "", why) }
+			line = run; run = ""
+		}
 		emit(res, line, why); next
 	}
 	/^1\.\.[0-9]+/ { planned = substr($1, 4) + 0; next }

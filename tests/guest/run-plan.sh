@@ -14,7 +14,7 @@ grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	start=$(date +%s)
 	(
 		cd "$dir" || exit 1
-		echo 0 >/proc/sys/vm/nr_hugepages
+		hugepages 0 0
 		timeout -s KILL "$secs" sh -c "$cmd"
 	) >"$results/$name.out" 2>&1 </dev/null
 	rc=$?

@@ -1,0 +1,53 @@
+#!/bin/sh
+# The benchmark suite (make bench): build the vanilla and ptshare kernels,
+# boot each in QEMU under icount (deterministic virtual time), run the
+# in-guest suite (tests/guest/bench.sh), and write results/<run-id>/ with
+# results.jsonl, results.tsv, report.md and each kernel's console log.
+#
+# Usage: scripts/bench.sh          full suite
+#        QUICK=1 scripts/bench.sh  a subset, a few minutes per kernel
+#        KERNELS="vanilla ptshare" which kernels to compare (first = reference)
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+quick=${QUICK:-0}
+kernels=${KERNELS:-vanilla ptshare}
+if [ "$quick" = 1 ]; then mem=4096 tmo=2400; else mem=12288 tmo=14400; fi
+
+"$ROOT/scripts/deps.sh"
+"$ROOT/scripts/tree.sh"
+for k in $kernels; do "$ROOT/scripts/build-kernel.sh" "$k"; done
+make -s -C "$ROOT/bench" OUT="$BUILD/bench"
+"$ROOT/scripts/mkrootfs.sh"
+
+id=$(date +%Y%m%d-%H%M%S)${QUICK:+-quick}
+res=$ROOT/results/$id
+mkdir -p "$res"
+: >"$res/results.tsv"
+for k in $kernels; do
+	mode=default
+	run=$BUILD/runs/bench-$k-$id
+	start=$(date +%s)
+	"$ROOT/scripts/run-guest.sh" -k "$k" --icount -m "$mem" -t "$tmo" -o "$run" \
+		-- "bench.sh $quick >/host/bench.txt" >"$run.out" 2>&1 ||
+		die "$k: benchmark run failed: $(tail -1 "$run.out") (log: $run/console.log)"
+	wall=$(( $(date +%s) - start ))
+	cp "$run/console.log" "$res/console-$k.log"
+	# result suite=S bench=B param=P metric=M value=V unit=U reps=R
+	awk -v k="$k" -v mode="$mode" '/^result / {
+		for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f["suite"], f["bench"], k, mode,
+			f["param"], f["metric"], f["value"], f["unit"], f["reps"]
+	}' "$run/share/bench.txt" >>"$res/results.tsv"
+	printf 'run\tboot\t%s\t%s\t-\twall_s\t%s\ts\t1\n' "$k" "$mode" "$wall" >>"$res/results.tsv"
+	log "$k: $(grep -c "	$k	" "$res/results.tsv") results, ${wall}s wall"
+done
+
+awk -F'\t' '{
+	printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
+		$1, $2, $3, $4, $5, $6, $7, $8, $9
+}' "$res/results.tsv" >"$res/results.jsonl"
+"$ROOT/scripts/report.sh" "$res/results.tsv" "$kernels" "$quick" >"$res/report.md"
+ln -sfn "$id" "$ROOT/results/latest"
+cat "$res/report.md"
+log "results in $res"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Comparison report in the style of mmtests' compare-kernels: one row per
+# metric, one column per kernel (mode), the ratio to the first kernel, and
+# the spread of the repetitions ((max-min)/median).
+# Usage: scripts/report.sh results.tsv "KERNEL..." QUICK
+set -eu
+tsv=${1:?usage: report.sh results.tsv KERNELS QUICK}
+kernels=${2:?}
+quick=${3:-0}
+
+cat <<EOF2
+# ptshare benchmark report
+
+- Kernels: $kernels (first is the reference for ratios)
+- Method: each kernel boots in QEMU TCG with \`-icount shift=0,sleep=off\`
+  (1 CPU): guest time advances 1 ns per guest instruction, so every time
+  below is **virtual time** (instruction count), repeatable to ~0.01% and
+  blind to cache misses. Values are medians of the repetitions; spread is
+  (max-min)/median. Wall time of each boot is in the last table.
+- Suite: $( [ "$quick" = 1 ] && echo "QUICK subset" || echo "full")
+
+EOF2
+
+awk -F'\t' -v kernels="$kernels" '
+BEGIN { nk = split(kernels, K, " ") }
+{
+	suite = $1; m = $6
+	base = m; stat = "value"
+	if (m ~ /_(min|median|max|mean)$/) {
+		stat = m; sub(/.*_/, "", stat); sub(/_(min|median|max|mean)$/, "", base)
+	}
+	if (stat == "mean") next
+	key = suite SUBSEP $2 SUBSEP $5 SUBSEP base
+	if (!(key in seen)) { seen[key] = 1; order[++n] = key; unit[key] = $8 }
+	kk = $3 ($4 == "default" ? "" : "@" $4)
+	v[key, kk, stat] = $7
+}
+function fmt(x) { return (x >= 100 ? sprintf("%.0f", x) : (x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x))) }
+END {
+	last = ""
+	for (i = 1; i <= n; i++) {
+		split(order[i], a, SUBSEP)
+		if (a[1] != last) {
+			last = a[1]
+			printf "\n## %s\n\n| bench | param | metric | unit |", a[1]
+			for (j = 1; j <= nk; j++) printf " %s |", K[j]
+			for (j = 2; j <= nk; j++) printf " %s/%s |", K[j], K[1]
+			printf " spread |\n|---|---|---|---|"
+			for (j = 1; j <= 2 * nk; j++) printf "---|"
+			printf "\n"
+		}
+		printf "| %s | %s | %s | %s |", a[2], a[3], a[4], unit[order[i]]
+		sp = ""
+		for (j = 1; j <= nk; j++) {
+			x = v[order[i], K[j], "median"]; if (x == "") x = v[order[i], K[j], "value"]
+			val[j] = x
+			printf " %s |", (x == "" ? "-" : fmt(x))
+			mn = v[order[i], K[j], "min"]; mx = v[order[i], K[j], "max"]
+			if (mn != "" && x + 0 > 0) sp = sp (sp == "" ? "" : " / ") sprintf("%.1f%%", 100 * (mx - mn) / x)
+		}
+		for (j = 2; j <= nk; j++)
+			printf " %s |", (val[1] + 0 > 0 && val[j] != "" ? sprintf("%.3f", val[j] / val[1]) : "-")
+		printf " %s |\n", (sp == "" ? "-" : sp)
+	}
+}' "$tsv"

@@ -1,0 +1,45 @@
+#!/bin/sh
+# In-guest driver of the benchmark suite. Prints "result suite=S ..." lines
+# (see bench/bench.h) on stdout, which the host collects from the console
+# share. Usage: bench.sh QUICK(0|1)
+quick=${1:-0}
+B=/ptshare/bench
+thp=/sys/kernel/mm/transparent_hugepage/enabled
+
+if [ "$quick" = 1 ]; then
+	sizes="0 16 256 1024"; thps="never"; reps=5; secs=2; pcts="0 10 100"
+	cs_size=256; pt_size=256; pt_children="1 10"
+else
+	sizes="0 16 64 256 1024 4096 8192"; thps="never always"; reps=10; secs=5
+	pcts="0 1 10 50 100"; cs_size=1024; pt_size=1024; pt_children="1 10 100"
+fi
+
+run() {
+	suite=$1; shift
+	echo "# $suite: $*" >&2
+	"$@" | sed -n "s/^result /result suite=$suite /p"
+}
+
+for t in $thps; do
+	echo "$t" >"$thp"
+	h=off; [ "$t" = always ] && h=none
+	for s in $sizes; do
+		for m in fork fork-exit fork-exec; do
+			run fork-latency $B/forkbench -s "$s" -m "$m" -r "$reps" -t "$t" \
+				-H "$h" -w -e $B/tiny
+		done
+	done
+done
+echo never >"$thp"
+
+run aim9 $B/aim9 -m fork -d "$secs"
+run aim9 $B/aim9 -m exec -d "$secs" -e $B/tiny
+
+for p in $pcts; do
+	run cost-shifting $B/costshift -s "$cs_size" -m child-write -p "$p" -r "$reps"
+done
+run cost-shifting $B/costshift -s "$cs_size" -m parent-rewrite -r "$reps"
+
+for n in $pt_children; do
+	run pt-memory $B/ptmem -s "$pt_size" -n "$n" -H off
+done
