@@ -20,7 +20,8 @@ for k in $kernels; do "$ROOT/scripts/build-kernel.sh" "$k"; done
 make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 "$ROOT/scripts/mkrootfs.sh"
 
-id=$(date +%Y%m%d-%H%M%S)${QUICK:+-quick}
+id=$(date +%Y%m%d-%H%M%S)
+[ "$quick" = 1 ] && id=$id-quick
 res=$ROOT/results/$id
 mkdir -p "$res"
 : >"$res/results.tsv"
@@ -48,6 +49,7 @@ awk -F'\t' '{
 		$1, $2, $3, $4, $5, $6, $7, $8, $9
 }' "$res/results.tsv" >"$res/results.jsonl"
 "$ROOT/scripts/report.sh" "$res/results.tsv" "$kernels" "$quick" >"$res/report.md"
+"$ROOT/scripts/plot.sh" "$res"
 ln -sfn "$id" "$ROOT/results/latest"
 cat "$res/report.md"
 log "results in $res"

@@ -5,7 +5,7 @@
 #   debug    build/linux (all patches),         ... + config/debug.config
 # Output: build/out-<flavour>/arch/x86/boot/bzImage and System.map.
 #
-# Usage: scripts/build-kernel.sh FLAVOUR
+# Usage: scripts/build-kernel.sh FLAVOUR [--config-only]
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -44,6 +44,7 @@ if [ "$(cat "$out/.config-stamp" 2>/dev/null)" != "$stamp" ]; then
 	echo "$stamp" >"$out/.config-stamp"
 fi
 
+[ "${2:-}" = --config-only ] && exit 0
 log "building $flavour ($JOBS jobs)"
 start=$(date +%s)
 mk -j"$JOBS" bzImage

@@ -6,7 +6,7 @@ set -eu
 
 pkgs="linux-source-6.12=$KVER_DEB build-essential flex bison bc libelf-dev
 libssl-dev cpio dwarves ccache kmod rsync git python3 qemu-system-x86
-busybox-static bash-static liburing-dev libnuma-dev libcap-dev file"
+busybox-static bash-static liburing-dev libnuma-dev libcap-dev file gnuplot-nox"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
 missing=

@@ -22,15 +22,18 @@ cat <<EOF2
 EOF2
 
 awk -F'\t' -v kernels="$kernels" '
-BEGIN { nk = split(kernels, K, " ") }
+BEGIN { nk = split(kernels, K, " "); split("median value mean min max", S, " "); for (i in S) STATS[S[i]] = 1 }
 {
 	suite = $1; m = $6
 	base = m; stat = "value"
 	if (m ~ /_(min|median|max|mean)$/) {
 		stat = m; sub(/.*_/, "", stat); sub(/_(min|median|max|mean)$/, "", base)
 	}
-	if (stat == "mean") next
-	key = suite SUBSEP $2 SUBSEP $5 SUBSEP base
+	# The full parameters are in results.jsonl; the table shows the ones
+	# that tell rows apart.
+	param = $5
+	gsub(/(^|,)(madv|thp_sys|rewrite|link)=[^,]*/, "", param); sub(/^,/, "", param)
+	key = suite SUBSEP $2 SUBSEP param SUBSEP base
 	if (!(key in seen)) { seen[key] = 1; order[++n] = key; unit[key] = $8 }
 	kk = $3 ($4 == "default" ? "" : "@" $4)
 	v[key, kk, stat] = $7
@@ -49,10 +52,16 @@ END {
 			for (j = 1; j <= 2 * nk; j++) printf "---|"
 			printf "\n"
 		}
+		nz = 0
+		for (j = 1; j <= nk; j++)
+			for (st in STATS) if (v[order[i], K[j], st] + 0 != 0) nz = 1
+		if (!nz) continue	# e.g. anon_huge_kb with THP off
 		printf "| %s | %s | %s | %s |", a[2], a[3], a[4], unit[order[i]]
 		sp = ""
 		for (j = 1; j <= nk; j++) {
-			x = v[order[i], K[j], "median"]; if (x == "") x = v[order[i], K[j], "value"]
+			x = v[order[i], K[j], "median"]
+			if (x == "") x = v[order[i], K[j], "value"]
+			if (x == "") x = v[order[i], K[j], "mean"]
 			val[j] = x
 			printf " %s |", (x == "" ? "-" : fmt(x))
 			mn = v[order[i], K[j], "min"]; mx = v[order[i], K[j], "max"]

@@ -29,16 +29,35 @@ make -s -C "$ROOT/tests/ptshare" OUT="$BUILD/ptshare-tests"
 "$ROOT/scripts/mkrootfs.sh"
 
 run=$BUILD/runs/test-$flavour-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run"
+
+# The harness must catch a crashed and a hung guest: prove it on this kernel.
+harness_check() { # NAME EXPECTED_STATUS TIMEOUT COMMAND
+	set +e
+	"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run/harness-$1" -t "$3" -m 1024 \
+		-- "$4" >"$run/harness-$1.out" 2>&1
+	got=$?
+	set -e
+	if [ "$got" = "$2" ]; then
+		echo "PASS harness/$1 (run-guest.sh exited $got)"
+	else
+		echo "FAIL harness/$1 (run-guest.sh exited $got, want $2)"
+	fi
+}
+if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
+	harness_check detects-oops 126 300 'echo c >/proc/sysrq-trigger'
+	harness_check detects-hang 124 60 'sleep 100000'
+	harness_check exit-status 7 300 'exit 7'
+fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
 "$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -s 3 -- \
-	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run.console" 2>&1
+	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run/console.out" 2>&1
 grc=$?
 set -e
-mv "$run.console" "$run/console.out"
 tail -3 "$run/console.out" >&2
 
-: >"$run/cases.txt"
+cp "$run/harness.txt" "$run/cases.txt"
 for p in $plans; do
 	# With ONLY, list what ran; else every plan entry must have a result.
 	plan=$ROOT/tests/plans/$p.plan
