@@ -4,9 +4,11 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
+# kernel build, QEMU, the guest's busybox, static libraries for the
+# selftests, gnuplot for the benchmark plots
 pkgs="linux-source-6.12=$KVER_DEB build-essential flex bison bc libelf-dev
-libssl-dev cpio dwarves ccache kmod rsync git python3 qemu-system-x86
-busybox-static bash-static liburing-dev libnuma-dev libcap-dev file gnuplot-nox"
+libssl-dev cpio dwarves ccache kmod rsync git xz-utils qemu-system-x86
+busybox-static liburing-dev libnuma-dev libcap-dev gnuplot-nox"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
 missing=
