@@ -6,31 +6,32 @@
 #   a case skipped here and not passing on vanilla       -> SKIP
 #   a case that passes on vanilla and is missing here    -> FAIL
 # Cases without a baseline entry are judged on their own.
+# Lines are "RESULT name[ # reason]"; names may contain spaces.
 # Usage: scripts/compare-baseline.sh CASES BASELINE
 set -eu
 cases=${1:?usage: compare-baseline.sh CASES BASELINE}
 base=${2:?usage: compare-baseline.sh CASES BASELINE}
 [ -f "$base" ] || base=/dev/null
 awk '
+function name(line,   i) {
+	line = substr(line, index(line, " ") + 1)
+	i = index(line, " # ")
+	return i ? substr(line, 1, i - 1) : line
+}
 FNR == NR {
-	if ($0 ~ /^(PASS|FAIL|SKIP) /) { b[$2] = $1 }
+	if ($0 ~ /^(PASS|FAIL|SKIP) /) b[name($0)] = $1
 	next
 }
 {
-	res = $1; c = $2; line = $0; here[c] = 1
-	if (res == "PASS") { print line; next }
-	if (b[c] == "PASS") {
-		sub(/^[A-Z]+ /, "", line)
-		print "FAIL " line " [passes on vanilla]"; next
-	}
-	if (res == "FAIL" && b[c] == "FAIL") {
-		sub(/^[A-Z]+ /, "", line)
-		print "SKIP " line " [fails on vanilla too]"; next
-	}
-	print line
+	res = $1; c = name($0); here[c] = 1
+	rest = substr($0, length(res) + 2)
+	if (res == "PASS") { print; next }
+	if (b[c] == "PASS") { print "FAIL " rest " [passes on vanilla]"; next }
+	if (res == "FAIL" && b[c] == "FAIL") { print "SKIP " rest " [fails on vanilla too]"; next }
+	print
 }
 END {
 	for (c in b)
 		if (b[c] == "PASS" && !(c in here))
-			print "FAIL " c " (missing: passes on vanilla, did not run here)"
+			print "FAIL " c " # missing: passes on vanilla, did not run here"
 }' "$base" "$cases"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Turn the raw outputs of run-plan.sh (NAME.out, NAME.rc) into one line per
-# test case:  "PASS name/case", "FAIL name/case", "SKIP name/case (reason)".
+# test case:  "PASS name/case", "FAIL name/case # why", "SKIP name/case # reason".
+# Case names may contain spaces; " # " separates the name from the reason.
 # Understands kselftest TAP (the case name is the preceding "# [RUN] name"
 # line when there is one, else the TAP description) and uffd-unit-tests' "Testing X... done"; a
 # program that prints neither is one case judged by its exit status
@@ -19,7 +20,7 @@ fi
 
 for name in $names; do
 	if [ ! -f "$dir/$name.rc" ]; then
-		echo "FAIL $name/not-run (no result: guest died or ran out of time)"
+		echo "FAIL $name/not-run # no result: guest died or ran out of time"
 		continue
 	fi
 	awk -v name="$name" -v rc="$(cat "$dir/$name.rc")" '
@@ -27,7 +28,7 @@ for name in $names; do
 		gsub(/[[:space:]]+$/, "", c); gsub(/^[[:space:]]+/, "", c)
 		if (c == "") c = "case" n
 		if (seen[c]++) c = c " #" seen[c]
-		printf "%s %s/%s%s\n", res, name, c, (why != "" ? " (" why ")" : "")
+		printf "%s %s/%s%s\n", res, name, c, (why != "" ? " # " why : "")
 		n++; cnt[res]++
 	}
 	# kselftest programs name a case in "# [RUN] name" before its result.

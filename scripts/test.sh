@@ -39,9 +39,9 @@ harness_check() { # NAME EXPECTED_STATUS TIMEOUT COMMAND
 	got=$?
 	set -e
 	if [ "$got" = "$2" ]; then
-		echo "PASS harness/$1 (run-guest.sh exited $got)"
+		echo "PASS harness/$1 # run-guest.sh exited $got"
 	else
-		echo "FAIL harness/$1 (run-guest.sh exited $got, want $2)"
+		echo "FAIL harness/$1 # run-guest.sh exited $got, want $2"
 	fi
 }
 if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
@@ -65,16 +65,16 @@ for p in $plans; do
 	"$ROOT/scripts/parse-results.sh" "$run/share/results/$p" $plan | sed "s|^\([A-Z]*\) |\1 $p/|" >>"$run/cases.txt"
 done
 case $grc in
-124) echo "FAIL kernel/guest (hung: killed after ${tmo}s)" ;;
-125) echo "FAIL kernel/guest (crashed: no exit status)" ;;
-126) echo "FAIL kernel/log (WARN/BUG/oops in console.log)" ;;
-*) echo "PASS kernel/log (no kernel warnings in console.log)" ;;
+124) echo "FAIL kernel/guest # hung: killed after ${tmo}s" ;;
+125) echo "FAIL kernel/guest # crashed: no exit status" ;;
+126) echo "FAIL kernel/log # WARN/BUG/oops in console.log" ;;
+*) echo "PASS kernel/log # no kernel warnings in console.log" ;;
 esac >>"$run/cases.txt"
 
 "$ROOT/scripts/compare-baseline.sh" "$run/cases.txt" \
 	"$ROOT/baseline/vanilla.txt" >"$run/verdict.txt"
 # A narrowed run cannot miss the cases it did not mean to run.
-[ -z "${ONLY:-}" ] || sed -i '/ (missing: /d' "$run/verdict.txt"
+[ -z "${ONLY:-}" ] || sed -i '/ # missing: /d' "$run/verdict.txt"
 cat "$run/verdict.txt"
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-test"
 pass=$(grep -c '^PASS ' "$run/verdict.txt" || true)
