@@ -51,7 +51,9 @@ if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
 fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
-"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -s 3 -- \
+# PT_SHARE=0|1|2 boots with vm.pt_share set (ptshare kernels only).
+"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -s 3 \
+	${PT_SHARE:+--append "sysctl.vm.pt_share=$PT_SHARE"} -- \
 	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run/console.out" 2>&1
 grc=$?
 set -e
