@@ -13,6 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
+#include "pts.h"
+
+/* Every case runs with PTE table sharing forced, on kernels that have it. */
+static void __attribute__((constructor)) force_sharing(void)
+{
+	pts_force_sharing();
+}
 
 #define SIZE	(64UL << 20)	/* 32 PTE tables */
 #define PAGE	4096UL

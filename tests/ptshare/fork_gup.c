@@ -29,6 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
+#include "pts.h"
+
+/* Every case runs with PTE table sharing forced, on kernels that have it. */
+static void __attribute__((constructor)) force_sharing(void)
+{
+	pts_force_sharing();
+}
 
 #define PAGE		4096UL
 #define PMD		(2UL << 20)

@@ -26,6 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "tap.h"
+#include "pts.h"
+
+/* Every case runs with PTE table sharing forced, on kernels that have it. */
+static void __attribute__((constructor)) force_sharing(void)
+{
+	pts_force_sharing();
+}
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE	25
