@@ -1,5 +1,8 @@
 # ptshare: one entry point for the harness. Everything is in scripts/.
+#   make bench              build vanilla and ptshare, benchmark both, report
+#   make bench QUICK=1      a subset, for a first look
 #   make test               build the ptshare kernel, run selftests + own tests
+#                           with vm.pt_share=2 (PT_SHARE=0|1 for the others)
 #   make test FLAVOUR=debug the same on the debug kernel
 #   make baseline           run the selftests on vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
@@ -7,9 +10,14 @@
 #   make export             export build/linux commits into patches/
 #   make tree               (re)create build/linux from patches/
 FLAVOUR ?= ptshare
+PT_SHARE ?= 2
+QUICK ?= 0
+
+bench:
+	QUICK=$(QUICK) KERNELS="$(KERNELS)" scripts/bench.sh
 
 test:
-	scripts/test.sh -k $(FLAVOUR)
+	PT_SHARE=$(PT_SHARE) scripts/test.sh -k $(FLAVOUR)
 
 baseline:
 	scripts/baseline.sh
@@ -31,4 +39,4 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-.PHONY: test baseline kernel shell export tree
+.PHONY: bench test baseline kernel shell export tree

@@ -6,17 +6,26 @@
 #
 # Usage: scripts/bench.sh          full suite
 #        QUICK=1 scripts/bench.sh  a subset, a few minutes per kernel
-#        KERNELS="vanilla ptshare" which kernels to compare (first = reference)
+#        KERNELS="vanilla ptshare:2" which kernels to compare (first = reference);
+#                 FLAVOUR:MODE boots FLAVOUR with vm.pt_share=MODE, and its
+#                 column is called FLAVOUR-MODE
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 quick=${QUICK:-0}
-kernels=${KERNELS:-vanilla ptshare}
-if [ "$quick" = 1 ]; then mem=4096 tmo=2400; else mem=12288 tmo=14400; fi
+if [ "$quick" = 1 ]; then
+	kernels=${KERNELS:-vanilla ptshare}
+	mem=4096 tmo=2400
+else
+	kernels=${KERNELS:-vanilla ptshare:0 ptshare ptshare:2}
+	mem=12288 tmo=14400
+fi
+flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
+labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
 
 "$ROOT/scripts/deps.sh"
 "$ROOT/scripts/tree.sh"
-for k in $kernels; do "$ROOT/scripts/build-kernel.sh" "$k"; done
+for f in $flavours; do "$ROOT/scripts/build-kernel.sh" "$f"; done
 make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 "$ROOT/scripts/mkrootfs.sh"
 
@@ -25,11 +34,16 @@ id=$(date +%Y%m%d-%H%M%S)
 res=$ROOT/results/$id
 mkdir -p "$res"
 : >"$res/results.tsv"
-for k in $kernels; do
-	mode=default
+for spec in $kernels; do
+	flavour=${spec%%:*} mode=default append=
+	case $spec in
+	*:*) mode=${spec#*:} append="sysctl.vm.pt_share=$mode" ;;
+	esac
+	k=$(echo "$spec" | tr : -)
 	run=$BUILD/runs/bench-$k-$id
 	start=$(date +%s)
-	"$ROOT/scripts/run-guest.sh" -k "$k" --icount -m "$mem" -t "$tmo" -o "$run" \
+	"$ROOT/scripts/run-guest.sh" -k "$flavour" --icount -m "$mem" -t "$tmo" -o "$run" \
+		${append:+--append "$append"} \
 		-- "bench.sh $quick >/host/bench.txt" >"$run.out" 2>&1 ||
 		die "$k: benchmark run failed: $(tail -1 "$run.out") (log: $run/console.log)"
 	wall=$(( $(date +%s) - start ))
@@ -48,7 +62,7 @@ awk -F'\t' '{
 	printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
 		$1, $2, $3, $4, $5, $6, $7, $8, $9
 }' "$res/results.tsv" >"$res/results.jsonl"
-"$ROOT/scripts/report.sh" "$res/results.tsv" "$kernels" "$quick" >"$res/report.md"
+"$ROOT/scripts/report.sh" "$res/results.tsv" "$labels" "$quick" >"$res/report.md"
 "$ROOT/scripts/plot.sh" "$res"
 ln -sfn "$id" "$ROOT/results/latest"
 cat "$res/report.md"
