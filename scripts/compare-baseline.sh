@@ -3,6 +3,7 @@
 #   a case that passes                                   -> PASS
 #   a case that passes on vanilla and does not pass here -> FAIL
 #   a case that fails on vanilla too                     -> SKIP (baseline failure)
+#   a case marked FLAKY in the baseline that fails here  -> SKIP (flaky on vanilla)
 #   a case skipped here and not passing on vanilla       -> SKIP
 #   a case that passes on vanilla and is missing here    -> FAIL
 # Cases without a baseline entry are judged on their own.
@@ -19,7 +20,7 @@ function name(line,   i) {
 	return i ? substr(line, 1, i - 1) : line
 }
 FNR == NR {
-	if ($0 ~ /^(PASS|FAIL|SKIP) /) b[name($0)] = $1
+	if ($0 ~ /^(PASS|FAIL|SKIP|FLAKY) /) b[name($0)] = $1
 	next
 }
 {
@@ -27,6 +28,7 @@ FNR == NR {
 	rest = substr($0, length(res) + 2)
 	if (res == "PASS") { print; next }
 	if (b[c] == "PASS") { print "FAIL " rest " [passes on vanilla]"; next }
+	if (b[c] == "FLAKY") { print "SKIP " rest " [flaky on vanilla too]"; next }
 	if (res == "FAIL" && b[c] == "FAIL") { print "SKIP " rest " [fails on vanilla too]"; next }
 	print
 }
