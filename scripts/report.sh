@@ -35,7 +35,7 @@ BEGIN { nk = split(kernels, K, " "); split("median value mean min max", S, " ");
 	gsub(/(^|,)(madv|thp_sys|rewrite|link)=[^,]*/, "", param); sub(/^,/, "", param)
 	key = suite SUBSEP $2 SUBSEP param SUBSEP base
 	if (!(key in seen)) { seen[key] = 1; order[++n] = key; unit[key] = $8 }
-	kk = $3 ($4 == "default" ? "" : "@" $4)
+	kk = $3	# bench.sh labels carry the mode (ptshare-2)
 	v[key, kk, stat] = $7
 }
 function fmt(x) { return (x >= 100 ? sprintf("%.0f", x) : (x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x))) }
