@@ -12,12 +12,17 @@ grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	[ -n "${ONLY:-}" ] && case " $ONLY " in *" $name "*) ;; *) continue ;; esac
 	echo "=== start $name"
 	start=$(date +%s)
+	# Output goes to tmpfs first: writes to the 9p share pin the writer's
+	# pages (MMF_HAS_PINNED), and an mm that ever pinned never shares
+	# page tables at fork, which would hide ptshare from every test.
 	(
 		cd "$dir" || exit 1
 		hugepages 0 0
 		timeout -s KILL "$secs" sh -c "$cmd"
-	) >"$results/$name.out" 2>&1 </dev/null
+	) >"/tmp/plan-$name.out" 2>&1 </dev/null
 	rc=$?
+	cat "/tmp/plan-$name.out" >"$results/$name.out"
+	rm -f "/tmp/plan-$name.out"
 	echo "$rc" >"$results/$name.rc"
 	echo "=== $name rc=$rc secs=$(( $(date +%s) - start ))"
 	# Leave the next test a clean slate.
