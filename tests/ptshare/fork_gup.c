@@ -7,6 +7,11 @@
  *    reference) and unmaps them; the other writes its copy; what comes out
  *    of the pipe must be the old data (CVE-2020-29374 when the child
  *    splices).
+ *  - vmsplice before fork: the parent splices, forks, unmaps; the child,
+ *    now the last sharer of the tables, writes; the pipe must still hold
+ *    the old data. Also with the pages swapped out (MADV_PAGEOUT) before
+ *    the fork. This is what the cow selftest's "vmsplice() before fork(),
+ *    unmap in parent after fork()" cases check with THPs.
  *  - O_DIRECT reads into a private buffer after fork (a write pin on pages
  *    shared with the other process) and while forking (pages pinned by an
  *    in-flight AIO read when fork runs): the data lands in the reader only.
@@ -233,15 +238,23 @@ static int splicer(struct duo *d, char *mem, int pipefd[2])
 	return bad ? RES_FAIL : RES_OK;
 }
 
+/* Write the writer's generation everywhere and check it reads back. */
+static int splice_writer_now(char *mem)
+{
+	fill(mem, 0, NPAGES, G_WRITER, 1);
+	if (check(mem, 0, NPAGES, G_WRITER, "writer's own writes"))
+		return RES_FAIL;
+	return RES_OK;
+}
+
 static int splice_writer(struct duo *d, char *mem)
 {
-	unsigned long bad;
+	int r;
 
 	duo_wait(d);			/* the splicer has spliced and unmapped */
-	fill(mem, 0, NPAGES, G_WRITER, 1);
-	bad = check(mem, 0, NPAGES, G_WRITER, "writer's own writes");
+	r = splice_writer_now(mem);
 	duo_signal(d);
-	return bad ? RES_FAIL : RES_OK;
+	return r;
 }
 
 static void vmsplice_case(int in_child)
@@ -269,6 +282,71 @@ static void vmsplice_case(int in_child)
 	close(pipefd[0]);
 	close(pipefd[1]);
 	munmap(mem, SIZE);
+}
+
+/*
+ * The parent splices before fork and unmaps after it; the child writes.
+ * With pageout, the spliced pages are swapped out first: the pipe's
+ * references keep them in the swap cache, behind swap entries.
+ */
+static void vmsplice_before_fork_case(int pageout)
+{
+	const char *name = pageout ? "vmsplice/before-fork-swapped" :
+				     "vmsplice/before-fork";
+	char *mem = map_aligned(SIZE);
+	struct iovec iov[NSPLICE];
+	int pipefd[2], r, k;
+	struct duo d;
+	ssize_t n;
+
+	if (!mem || pipe(pipefd)) {
+		tap_result(0, "%s (setup: %s)", name, strerror(errno));
+		return;
+	}
+	fill(mem, 0, NPAGES, G0, 1);
+	for (k = 0; k < NSPLICE; k++) {
+		iov[k].iov_base = mem + splice_page(k) * PAGE;
+		iov[k].iov_len = PAGE;
+	}
+	n = vmsplice(pipefd[1], iov, NSPLICE, 0);
+	if (n < (ssize_t)PAGE) {
+		tap_skip("vmsplice not supported", "%s", name);
+		goto out;
+	}
+	if (pageout && madvise(mem, SIZE, MADV_PAGEOUT)) {
+		tap_skip("MADV_PAGEOUT not supported", "%s", name);
+		goto out;
+	}
+	if (duo_fork(&d) < 0) {
+		tap_result(0, "%s (fork: %s)", name, strerror(errno));
+		goto out;
+	}
+	if (d.child) {
+		duo_wait(&d);		/* the parent has unmapped */
+		r = splice_writer_now(mem);
+		duo_signal(&d);
+		duo_end(&d, r);
+	}
+	munmap(mem, SIZE);
+	mem = NULL;
+	duo_signal(&d);
+	duo_wait(&d);			/* the child has written */
+	r = RES_OK;
+	for (k = 0; k < n / (ssize_t)PAGE; k++) {
+		if (read(pipefd[0], bounce, PAGE) != (ssize_t)PAGE) {
+			tap_diag("%s: short read from the pipe", me);
+			r = RES_FAIL;
+			break;
+		}
+		if (bad_page(bounce, splice_page(k), G0, "read from the pipe"))
+			r = RES_FAIL;
+	}
+	report(duo_end(&d, r), "", name);
+out:
+	close(pipefd[0]);
+	close(pipefd[1]);
+	if (mem)
+		munmap(mem, SIZE);
 }
 
 static int dio_fd = -1;
@@ -709,6 +787,8 @@ int main(void)
 
 	vmsplice_case(1);
 	vmsplice_case(0);
+	vmsplice_before_fork_case(0);
+	vmsplice_before_fork_case(1);
 	no_dio = open_dio_file();
 	if (!no_dio) {
 		struct statfs fs;
