@@ -8,11 +8,14 @@
 #   make baseline           run the selftests on vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
 #   make shell FLAVOUR=x    boot a kernel with an interactive shell
+#   make fuzz SEEDS=N       the differential fuzzer in QEMU for N seeds
+#                           (FUZZ_SEED0, FUZZ_OPS; FLAVOUR=vanilla to compare)
 #   make export             export build/linux commits into patches/
 #   make tree               (re)create build/linux from patches/
 FLAVOUR ?= ptshare
 PT_SHARE ?= 0
 QUICK ?= 0
+SEEDS ?= 10
 
 bench:
 	QUICK=$(QUICK) KERNELS="$(KERNELS)" scripts/bench.sh
@@ -33,6 +36,9 @@ shell: kernel
 	scripts/mkrootfs.sh
 	scripts/run-guest.sh -i -k $(FLAVOUR)
 
+fuzz:
+	FLAVOUR=$(FLAVOUR) SEEDS=$(SEEDS) scripts/fuzz.sh
+
 export:
 	scripts/export.sh
 
@@ -40,4 +46,4 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-.PHONY: bench test baseline kernel shell export tree
+.PHONY: bench test baseline kernel shell fuzz export tree

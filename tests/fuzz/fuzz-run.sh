@@ -1,0 +1,88 @@
+#!/bin/sh
+# Run the fuzzer for COUNT seeds from SEED0, in the guest (installed as
+# /ptshare/fuzz-run). TAP for tests/guest/run-plan.sh: one "ok N seed-S" or
+# "not ok N seed-S" per seed (with the fuzzer's report as "#" lines on a
+# failure), then "1..COUNT", and as the last line
+#   fuzz: S seeds, O ops, P processes, V violations
+# With -S, a first case checks that the fuzzer does report a difference:
+# it corrupts one shadow value (fuzz -X) and must see a violation.
+# Exit status 0 only if every case passed.
+# Usage: fuzz-run [-S] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT
+ops=200 extra= selfcheck=
+while getopts Sn:d:X: o; do
+	case $o in
+	S) selfcheck=1 ;;
+	n) ops=$OPTARG ;;
+	d) extra="$extra -d $OPTARG" ;;
+	X) extra="$extra -X $OPTARG" ;;
+	*) echo "usage: fuzz-run [-S] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+seed0=${1:-1} count=${2:-1}
+bin=$(dirname "$0")/fuzz
+
+# ptshare's counters (absent on other kernels): proof that tables were shared.
+counters() {
+	awk '/^ptshare_(fork_shared|unshare_copy|unshare_reuse|zap_drop) / { printf "%s ", $2 }' /proc/vmstat
+}
+
+i=0 tops=0 tprocs=0 tviol=0 failed=0 tshared=0 n=0
+if [ -n "$selfcheck" ]; then
+	n=1
+	"$bin" -s "$seed0" -n 60 -X 20 >/tmp/fuzz-selfcheck.out 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q '^# VIOLATION .*want' /tmp/fuzz-selfcheck.out &&
+	   grep -q 'SELF-TEST: corrupt' /tmp/fuzz-selfcheck.out; then
+		echo "ok $n selfcheck-detects-corruption"
+	else
+		failed=1
+		echo "not ok $n selfcheck-detects-corruption"
+		sed 's/^\([^#]\)/# \1/' /tmp/fuzz-selfcheck.out | head -60
+	fi
+	rm -f /tmp/fuzz-selfcheck.out
+fi
+while [ "$i" -lt "$count" ]; do
+	s=$((seed0 + i))
+	i=$((i + 1))
+	# Output to tmpfs (9p writes would pin pages, see run-plan.sh).
+	out=/tmp/fuzz-seed-$s.out
+	start=$(date +%s)
+	before=$(counters)
+	# shellcheck disable=SC2086
+	"$bin" -s "$s" -n "$ops" $extra >"$out" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	after=$(counters)
+	pts=
+	if [ -n "$after" ]; then
+		# shellcheck disable=SC2086
+		set -- $before $after
+		pts=" shared=$(($5 - $1)) unshare_copy=$(($6 - $2)) unshare_reuse=$(($7 - $3)) zap_drop=$(($8 - $4))"
+		tshared=$((tshared + $5 - $1))
+	fi
+	last=$(tail -n 1 "$out")
+	case "$last" in
+	"fuzz: seed="*)
+		o=${last#* ops=}; o=${o%% *}
+		p=${last#* procs=}; p=${p%% *}
+		v=${last#* violations=}; v=${v%% *}
+		;;
+	*)	# killed, or crashed before its last line
+		o=0 p=0 v=1 ;;
+	esac
+	tops=$((tops + o)) tprocs=$((tprocs + p)) tviol=$((tviol + v))
+	if [ "$rc" = 0 ] && [ "$v" = 0 ]; then
+		echo "ok $((n + i)) seed-$s"
+	else
+		failed=$((failed + 1))
+		echo "not ok $((n + i)) seed-$s"
+		grep -v '^fuzz: ' "$out" | head -120 | sed 's/^\([^#]\)/# \1/'
+	fi
+	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs$pts"
+	rm -f "$out"
+done
+echo "1..$((n + count))"
+[ -z "$(counters)" ] || echo "# PTE tables shared at fork: $tshared"
+echo "fuzz: $count seeds, $tops ops, $tprocs processes, $tviol violations"
+[ "$failed" = 0 ]

@@ -1,0 +1,1266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz: a differential fuzzer of fork() and the mm system calls.
+ *
+ * From a seed it draws a random sequence of operations on up to NREG_MAX
+ * regions: mmap/munmap of private and shared anonymous memory and of
+ * private and shared mappings of a tmpfs file, mprotect, mremap (move,
+ * grow, shrink, MREMAP_DONTUNMAP), madvise (DONTNEED, FREE, PAGEOUT, COLD,
+ * WIPEONFORK, DONTFORK, HUGEPAGE, NOHUGEPAGE, COLLAPSE, POPULATE_READ and
+ * _WRITE), mlock/munlock, fork trees several levels deep (children that run
+ * concurrently with their parent, or while it waits), exit, exec, and
+ * writes and reads from several threads at once.
+ *
+ * Every process keeps a shadow of what each page must contain: a page is
+ * two halves of 256 words, and a half written with value v holds
+ * pat(v, word) in each word (v = 0: zeros). Private pages are copied at
+ * fork, WIPEONFORK regions are zero in the child, DONTFORK regions absent,
+ * DONTNEED zeroes private anonymous pages and drops the private copies of
+ * file pages, a page after MADV_FREE holds either its data or zeros. Pages
+ * of shared mappings and not yet copied pages of private file mappings
+ * follow an object shadow that lives in shared memory, like the object.
+ * While a process has a child running concurrently (or is such a child)
+ * nobody in its family writes shared memory, so what every process sees
+ * stays deterministic.
+ *
+ * Each operation is checked on the range it touched, and every SWEEP
+ * operations all regions are swept. A difference is a violation: it is
+ * printed with the seed, the process (path in the fork tree), the op index
+ * and the tail of the operation log, and the exit status is 1. The same
+ * seed replays the same sequence of operations.
+ *
+ * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP]
+ *   -d  deepest fork level (default 3)
+ *   -v  print every operation
+ *   -k  keep vm.pt_share as it is (default: force 2 on a ptshare kernel)
+ *   -X  self-test: corrupt one shadow value after op OP of the first process
+ *       and expect the check to report it
+ * Last line: "fuzz: seed=S ops=O procs=P violations=V".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "../ptshare/pts.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#define MADV_POPULATE_WRITE	23
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
+
+#define PAGE		4096UL
+#define WORDS		512
+#define HALFW		256
+#define PMD_PAGES	512UL		/* pages per PTE table */
+#define NSLOT		16		/* address slots of the arena */
+#define SLOT_PAGES	8192UL		/* 32 MiB per slot */
+#define MAXPG		4096UL		/* 16 MiB: biggest region */
+#define NREG_MAX	10		/* regions alive at once */
+#define FILE_PAGES	8192UL		/* the tmpfs file: 32 MiB */
+#define MAXKIDS		2		/* concurrent children per process */
+#define SWEEP		25
+#define LOGN		48
+#define LOGW		176
+#define GOLDEN		0x9E3779B97F4A7C15ULL
+
+enum { R_ANON, R_SHANON, R_FPRIV, R_FSHARED };
+static const char *const tname[] = { "anon", "shanon", "fpriv", "fshared" };
+enum { P_VAL, P_OBJ };		/* page state: own value, or follows the object */
+
+struct pg {
+	uint64_t lo, hi;	/* values of the two halves (P_VAL) */
+	uint8_t st;		/* P_VAL or P_OBJ */
+	uint8_t mz;		/* MADV_FREE: may also be all zero */
+	uint8_t prot;
+};
+
+struct opg {
+	uint64_t lo, hi;
+};
+
+struct region {
+	int used, type, wipe, dontfork, thp;
+	unsigned long off, n;	/* first page within the slot, pages */
+	struct opg *obj;	/* object shadow (file or shared anon object) */
+	unsigned long objoff;	/* first object page of the region */
+	struct opg *own;	/* shadow mapping this region owns (shanon) */
+	size_t own_len;
+	struct pg pg[MAXPG];
+};
+
+struct stats {
+	long ops, procs, viol;
+};
+
+static struct region reg[NSLOT];	/* reg[s] lives in slot s */
+static char *arena;
+static int datafd = -1;
+static char datapath[128];
+static struct opg *fileshadow;
+static struct stats *st;
+static int maxdepth = 3, verbose;
+static long selftest = -1;
+static unsigned long root_ops;
+static int selftest_late;
+
+/* This process. */
+static struct {
+	uint64_t seed, rng;
+	char path[64];		/* "0", "0.3", "0.3.1": place in the fork tree */
+	int depth, nkids, born_conc, bad, nforks;
+	pid_t kids[MAXKIDS];
+	unsigned long opi;
+	char log[LOGN][LOGW];
+	unsigned long logn;
+} P;
+
+static uint64_t rnd64(void)
+{
+	uint64_t z = (P.rng += GOLDEN);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static unsigned long rnd(unsigned long n)
+{
+	return n ? rnd64() % n : 0;
+}
+
+static inline uint64_t pat(uint64_t v, unsigned int w)
+{
+	return v ? v ^ ((uint64_t)(w + 1) * GOLDEN) : 0;
+}
+
+static int frozen(void)
+{
+	return P.nkids > 0 || P.born_conc;
+}
+
+static inline char *addr(struct region *r, unsigned long i)
+{
+	return arena + (((r - reg) * SLOT_PAGES) + r->off + i) * PAGE;
+}
+
+static inline int shared(struct region *r)
+{
+	return r->type == R_SHANON || r->type == R_FSHARED;
+}
+
+static void out(const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(1, buf, n);
+
+		if (w <= 0)
+			return;
+		buf += w;
+		n -= w;
+	}
+}
+
+static void oplog(const char *fmt, ...)
+{
+	char *e = P.log[P.logn++ % LOGN];
+	va_list ap;
+	int n;
+
+	n = snprintf(e, LOGW, "%s:%lu ", P.path, P.opi);
+	va_start(ap, fmt);
+	vsnprintf(e + n, LOGW - n, fmt, ap);
+	va_end(ap);
+	if (verbose) {
+		char line[LOGW + 8];
+
+		n = snprintf(line, sizeof(line), "# op %s\n", e);
+		out(line, n);
+	}
+}
+
+static void fin_line(void)
+{
+	char buf[160];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "fuzz: seed=%llu ops=%ld procs=%ld violations=%ld\n",
+		     (unsigned long long)P.seed, st->ops, st->procs, st->viol);
+	out(buf, n);
+}
+
+/* Report a violation with the tail of the log; counts it once. */
+static void violation(const char *fmt, ...)
+{
+	static char buf[LOGN * (LOGW + 8) + 1024];
+	unsigned long i, from;
+	va_list ap;
+	int n;
+
+	__atomic_fetch_add(&st->viol, 1, __ATOMIC_SEQ_CST);
+	P.bad = 1;
+	n = snprintf(buf, sizeof(buf), "# VIOLATION seed=%llu proc=%s op=%lu: ",
+		     (unsigned long long)P.seed, P.path, P.opi);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	n += snprintf(buf + n, sizeof(buf) - n,
+		      "\n# op log tail (proc:op, ancestors' ops first); replay: fuzz -s %llu -n %lu -v\n",
+		      (unsigned long long)P.seed, root_ops);
+	from = P.logn > LOGN ? P.logn - LOGN : 0;
+	for (i = from; i < P.logn && n < (int)sizeof(buf) - LOGW - 8; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "#   %s\n", P.log[i % LOGN]);
+	out(buf, n);
+}
+
+static void die(const char *what)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "# fuzz: %s: %s (proc %s op %lu)\n",
+			 what, strerror(errno), P.path, P.opi);
+
+	out(buf, n);
+	_exit(3);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	violation("unexpected signal %d (%s) at %p", sig, strsignal(sig), si->si_addr);
+	if (P.depth == 0)
+		fin_line();
+	_exit(1);
+}
+
+/* PROT_NONE placeholder so nothing else lands in the arena. */
+static void reserve(unsigned long first, unsigned long npages)
+{
+	if (!npages)
+		return;
+	if (mmap(arena + first * PAGE, npages * PAGE, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+		die("reserve");
+}
+
+static unsigned long slot_first(struct region *r)
+{
+	return (r - reg) * SLOT_PAGES + r->off;
+}
+
+static void expect(struct region *r, unsigned long i, uint64_t *lo, uint64_t *hi, int *mz)
+{
+	struct pg *p = &r->pg[i];
+
+	if (p->st == P_OBJ) {
+		*lo = r->obj[r->objoff + i].lo;
+		*hi = r->obj[r->objoff + i].hi;
+		*mz = 0;
+	} else {
+		*lo = p->lo;
+		*hi = p->hi;
+		*mz = p->mz;
+	}
+}
+
+static int page_zero(volatile uint64_t *w)
+{
+	int k;
+
+	for (k = 0; k < WORDS; k++)
+		if (w[k])
+			return 0;
+	return 1;
+}
+
+/* Check page i of r against the shadow: all words, or a sample. */
+static int check_page(struct region *r, unsigned long i, int full)
+{
+	volatile uint64_t *w = (volatile uint64_t *)addr(r, i);
+	unsigned int samp[5] = { 0, HALFW - 1, HALFW, WORDS - 1,
+				 (unsigned int)((i * 37 + P.opi) % WORDS) };
+	uint64_t lo, hi, want, got;
+	int k, idx, mz, cnt = full ? WORDS : 5;
+
+	if (!(r->pg[i].prot & PROT_READ))
+		return 0;
+	expect(r, i, &lo, &hi, &mz);
+	for (k = 0; k < cnt; k++) {
+		idx = full ? k : (int)samp[k];
+		want = pat(idx < HALFW ? lo : hi, idx);
+		got = w[idx];
+		if (got == want)
+			continue;
+		if (mz && page_zero(w))
+			return 0;
+		violation("region %ld (%s, %lu pages at slot page %lu, objoff %lu) page %lu word %d: want %#llx got %#llx (shadow lo=%#llx hi=%#llx %s%s)",
+			  (long)(r - reg), tname[r->type], r->n, r->off, r->objoff, i, idx,
+			  (unsigned long long)want, (unsigned long long)got,
+			  (unsigned long long)lo, (unsigned long long)hi,
+			  r->pg[i].st == P_OBJ ? "object" : "own", mz ? ", maybe zero" : "");
+		return 1;
+	}
+	return 0;
+}
+
+static int check_range(struct region *r, unsigned long a, unsigned long b, int full)
+{
+	unsigned long i;
+
+	if (!r->used)
+		return 0;
+	if (b > r->n)
+		b = r->n;
+	if (b - a > 64)
+		full = 0;
+	for (i = a; i < b && !P.bad; i++)
+		if (check_page(r, i, full || i % 16 == 0))
+			return 1;
+	return P.bad;
+}
+
+/*
+ * All regions: every word of every page if full, else a quarter of the
+ * pages (5 words each, every word of one page in 64), rotating.
+ */
+static void sweep(int full)
+{
+	unsigned long rot = P.opi % 64;
+	int s;
+
+	for (s = 0; s < NSLOT && !P.bad; s++) {
+		unsigned long i;
+
+		if (!reg[s].used)
+			continue;
+		for (i = 0; i < reg[s].n && !P.bad; i++) {
+			if (full || i % 64 == rot)
+				check_page(&reg[s], i, 1);
+			else if ((i + rot) % 4 == 0)
+				check_page(&reg[s], i, 0);
+		}
+	}
+}
+
+/* Write page i: mode 0 whole page, 1 low half, 2 high half. */
+static void write_page(struct region *r, unsigned long i, int mode, uint64_t v)
+{
+	uint64_t *w = (uint64_t *)addr(r, i);
+	struct pg *p = &r->pg[i];
+	int k, from = mode == 2 ? HALFW : 0, to = mode == 1 ? HALFW : WORDS;
+
+	if (shared(r)) {
+		struct opg *o = &r->obj[r->objoff + i];
+
+		if (mode != 2)
+			o->lo = v;
+		if (mode != 1)
+			o->hi = v;
+	} else {
+		if (p->st == P_OBJ) {
+			/* Copy on write of a file page: the rest as it is now. */
+			p->lo = r->obj[r->objoff + i].lo;
+			p->hi = r->obj[r->objoff + i].hi;
+			p->st = P_VAL;
+		}
+		if (p->mz) {
+			/* Data or zeros: make it definite. */
+			from = 0;
+			to = WORDS;
+			mode = 0;
+			p->mz = 0;
+		}
+		if (mode != 2)
+			p->lo = v;
+		if (mode != 1)
+			p->hi = v;
+	}
+	for (k = from; k < to; k++)
+		w[k] = pat(v, k);
+}
+
+static int writable(struct region *r)
+{
+	return r->used && !(shared(r) && frozen());
+}
+
+/* A random used region (writable ones only if w), or NULL. */
+static struct region *pick(int w, int not_type)
+{
+	int s, cand[NSLOT], nc = 0;
+
+	for (s = 0; s < NSLOT; s++)
+		if (reg[s].used && (!w || writable(&reg[s])) && reg[s].type != not_type)
+			cand[nc++] = s;
+	return nc ? &reg[cand[rnd(nc)]] : NULL;
+}
+
+static int nused(void)
+{
+	int s, n = 0;
+
+	for (s = 0; s < NSLOT; s++)
+		n += reg[s].used;
+	return n;
+}
+
+static int free_slot(void)
+{
+	int s, cand[NSLOT], nc = 0;
+
+	for (s = 0; s < NSLOT; s++)
+		if (!reg[s].used)
+			cand[nc++] = s;
+	return nc ? cand[rnd(nc)] : -1;
+}
+
+/* A random sub-range [*a, *b) of r, often table-aligned, often small. */
+static void range(struct region *r, unsigned long *a, unsigned long *b)
+{
+	unsigned long n = r->n, x = rnd(100);
+
+	if (x < 20) {
+		*a = 0;
+		*b = n;
+	} else if (x < 50) {
+		*a = rnd(n);
+		*b = *a + 1 + rnd(8);
+	} else if (x < 75 && n > PMD_PAGES) {
+		*a = rnd(n / PMD_PAGES) * PMD_PAGES;
+		*b = *a + PMD_PAGES;
+	} else {
+		*a = rnd(n);
+		*b = *a + 1 + rnd(n - *a);
+	}
+	if (*b > n)
+		*b = n;
+}
+
+static void init_pages(struct region *r, unsigned long a, unsigned long b)
+{
+	unsigned long i;
+
+	for (i = a; i < b; i++) {
+		r->pg[i].st = r->type == R_ANON ? P_VAL : P_OBJ;
+		r->pg[i].lo = r->pg[i].hi = 0;
+		r->pg[i].mz = 0;
+		r->pg[i].prot = PROT_READ | PROT_WRITE;
+	}
+}
+
+static void fill(struct region *r, unsigned long a, unsigned long b, unsigned long stride)
+{
+	unsigned long i;
+
+	for (i = a; i < b; i += stride) {
+		int mode = rnd(4);
+		uint64_t v = rnd64() | 1;
+
+		if (r->pg[i].prot == (PROT_READ | PROT_WRITE))
+			write_page(r, i, mode > 2 ? mode - 1 : 0, v);
+	}
+}
+
+static void drop_region(struct region *r)
+{
+	if (r->own)
+		munmap(r->own, r->own_len);
+	r->own = NULL;
+	r->used = 0;
+}
+
+/* ---- operations ---- */
+
+static void op_write(void)
+{
+	struct region *r = pick(1, -1);
+	unsigned long a, b, stride = 1;
+
+	if (!r)
+		return;
+	range(r, &a, &b);
+	if (b - a > 1024)
+		stride = (b - a) / 512;
+	oplog("write r%ld [%lu,%lu) stride %lu", (long)(r - reg), a, b, stride);
+	fill(r, a, b, stride);
+	check_range(r, a, b, 1);
+}
+
+static void op_read(void)
+{
+	struct region *r = pick(0, -1);
+	unsigned long a, b;
+
+	if (!r)
+		return;
+	range(r, &a, &b);
+	oplog("read r%ld [%lu,%lu)", (long)(r - reg), a, b);
+	check_range(r, a, b, 1);
+}
+
+static void op_mmap(void)
+{
+	static const int thp_adv[] = { 0, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_NOHUGEPAGE };
+	int s = free_slot(), type, flags, x;
+	unsigned long n, off, objoff = 0;
+	struct region *r;
+	void *p;
+
+	if (s < 0 || nused() >= NREG_MAX)
+		return op_write();
+	r = &reg[s];
+	x = rnd(100);
+	type = x < 50 ? R_ANON : x < 65 ? R_SHANON : x < 82 ? R_FPRIV : R_FSHARED;
+	x = rnd(100);
+	if (x < 15)
+		n = 1 + rnd(16);
+	else if (x < 75)
+		n = PMD_PAGES * (1 + rnd(4));
+	else
+		n = 1 + rnd(2 * PMD_PAGES);
+	off = rnd(100) < 70 ? 0 : rnd(PMD_PAGES);
+	if (type == R_FPRIV || type == R_FSHARED)
+		objoff = rnd(100) < 70 ? PMD_PAGES * rnd((FILE_PAGES - n) / PMD_PAGES)
+				       : rnd(FILE_PAGES - n);
+	flags = MAP_FIXED | (type == R_SHANON || type == R_FSHARED ? MAP_SHARED : MAP_PRIVATE);
+	if (type == R_ANON || type == R_SHANON)
+		flags |= MAP_ANONYMOUS;
+	if (type != R_FPRIV && rnd(5) == 0)
+		flags |= MAP_POPULATE;
+	r->type = type;
+	r->off = off;
+	r->n = n;
+	p = mmap(addr(r, 0), n * PAGE, PROT_READ | PROT_WRITE, flags,
+		 flags & MAP_ANONYMOUS ? -1 : datafd, objoff * PAGE);
+	oplog("mmap r%d %s %lu pages at +%lu objoff %lu%s -> %s", s, tname[type], n, off,
+	      objoff, flags & MAP_POPULATE ? " populate" : "", p == MAP_FAILED ? strerror(errno) : "ok");
+	if (p == MAP_FAILED) {
+		reserve(s * SLOT_PAGES + off, n);
+		return;
+	}
+	r->used = 1;
+	r->wipe = r->dontfork = 0;
+	r->objoff = objoff;
+	r->own = NULL;
+	if (type == R_SHANON) {
+		r->own_len = n * sizeof(struct opg);
+		r->own = mmap(NULL, r->own_len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (r->own == MAP_FAILED)
+			die("mmap shadow");
+		r->obj = r->own;
+		r->objoff = 0;
+	} else {
+		r->obj = fileshadow;
+	}
+	init_pages(r, 0, n);
+	r->thp = type == R_ANON ? (int)rnd(4) : 0;
+	if (thp_adv[r->thp])
+		madvise(p, n * PAGE, thp_adv[r->thp]);
+	if (writable(r) && rnd(3)) {
+		unsigned long stride = 1 + rnd(4);
+
+		if (n / stride > 1024)
+			stride = n / 1024;
+		fill(r, 0, n, stride);
+	}
+	check_range(r, 0, n, 0);
+}
+
+static void op_munmap(void)
+{
+	struct region *r = pick(0, -1);
+	unsigned long k, first;
+	int how, rc;
+
+	if (!r)
+		return;
+	first = slot_first(r);
+	how = r->n > 1 ? rnd(3) : 0;
+	k = how ? 1 + rnd(r->n - 1) : r->n;
+	if (how == 0) {
+		rc = munmap(addr(r, 0), r->n * PAGE);
+		oplog("munmap r%ld whole (%lu pages) -> %d", (long)(r - reg), r->n, rc);
+		reserve(first, r->n);
+		drop_region(r);
+	} else if (how == 1) {
+		rc = munmap(addr(r, 0), k * PAGE);
+		oplog("munmap r%ld head %lu of %lu pages -> %d", (long)(r - reg), k, r->n, rc);
+		if (rc)
+			return;
+		reserve(first, k);
+		memmove(r->pg, r->pg + k, (r->n - k) * sizeof(struct pg));
+		r->off += k;
+		r->objoff += k;
+		r->n -= k;
+		check_range(r, 0, 64, 1);
+	} else {
+		rc = munmap(addr(r, r->n - k), k * PAGE);
+		oplog("munmap r%ld tail %lu of %lu pages -> %d", (long)(r - reg), k, r->n, rc);
+		if (rc)
+			return;
+		reserve(first + r->n - k, k);
+		r->n -= k;
+		check_range(r, r->n > 64 ? r->n - 64 : 0, r->n, 1);
+	}
+}
+
+static void op_mprotect(void)
+{
+	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE, PROT_READ | PROT_WRITE,
+				     PROT_NONE, PROT_READ };
+	struct region *r = pick(0, -1);
+	unsigned long a, b, i;
+	int prot, rc;
+
+	if (!r)
+		return;
+	range(r, &a, &b);
+	prot = prots[rnd(5)];
+	rc = mprotect(addr(r, a), (b - a) * PAGE, prot);
+	oplog("mprotect r%ld [%lu,%lu) %d -> %d", (long)(r - reg), a, b, prot, rc);
+	if (rc)
+		return;
+	for (i = a; i < b; i++)
+		r->pg[i].prot = prot;
+	check_range(r, a, b, 0);
+}
+
+static void op_madvise(void)
+{
+	static const struct { int adv, whole; const char *name; } advs[] = {
+		{ MADV_DONTNEED, 0, "DONTNEED" }, { MADV_DONTNEED, 0, "DONTNEED" },
+		{ MADV_FREE, 0, "FREE" }, { MADV_FREE, 0, "FREE" },
+		{ MADV_PAGEOUT, 0, "PAGEOUT" }, { MADV_PAGEOUT, 0, "PAGEOUT" },
+		{ MADV_COLD, 0, "COLD" },
+		{ MADV_WIPEONFORK, 1, "WIPEONFORK" }, { MADV_KEEPONFORK, 1, "KEEPONFORK" },
+		{ MADV_DONTFORK, 1, "DONTFORK" }, { MADV_DOFORK, 1, "DOFORK" },
+		{ MADV_HUGEPAGE, 1, "HUGEPAGE" }, { MADV_NOHUGEPAGE, 1, "NOHUGEPAGE" },
+		{ MADV_COLLAPSE, 0, "COLLAPSE" },
+		{ MADV_POPULATE_READ, 0, "POPULATE_READ" },
+		{ MADV_POPULATE_WRITE, 0, "POPULATE_WRITE" },
+	};
+	struct region *r = pick(0, -1);
+	unsigned long a, b, i;
+	int k, adv, rc;
+
+	if (!r)
+		return;
+	k = rnd(sizeof(advs) / sizeof(advs[0]));
+	/* FREE and WIPEONFORK take private anonymous memory only. */
+	if ((advs[k].adv == MADV_FREE || advs[k].adv == MADV_WIPEONFORK) && r->type != R_ANON)
+		k = 4;
+	adv = advs[k].adv;
+	if (advs[k].whole) {
+		a = 0;
+		b = r->n;
+	} else {
+		range(r, &a, &b);
+	}
+	if (adv == MADV_DONTNEED || adv == MADV_FREE)
+		munlock(addr(r, a), (b - a) * PAGE);	/* would fail on VM_LOCKED */
+	if (adv == MADV_POPULATE_WRITE && r->type == R_FPRIV)
+		for (i = a; i < b; i++)
+			if (r->pg[i].prot != (PROT_READ | PROT_WRITE))
+				return;	/* a partial failure would leave COW copies unknown */
+	rc = madvise(addr(r, a), (b - a) * PAGE, adv);
+	oplog("madvise r%ld %s [%lu,%lu) %s -> %d", (long)(r - reg), tname[r->type], a, b,
+	      advs[k].name, rc ? -errno : 0);
+	if (rc)
+		return;
+	switch (adv) {
+	case MADV_DONTNEED:
+		for (i = a; i < b; i++) {
+			if (r->type == R_ANON) {
+				r->pg[i].lo = r->pg[i].hi = 0;
+				r->pg[i].mz = 0;
+			} else if (r->type == R_FPRIV) {
+				r->pg[i].st = P_OBJ;
+				r->pg[i].mz = 0;
+			}
+		}
+		break;
+	case MADV_FREE:
+		for (i = a; i < b; i++)
+			if (r->type == R_ANON)
+				r->pg[i].mz = 1;
+		break;
+	case MADV_POPULATE_WRITE:
+		/* Breaks COW: private file pages become private copies. */
+		for (i = a; i < b && r->type == R_FPRIV; i++) {
+			if (r->pg[i].st == P_OBJ) {
+				r->pg[i].lo = r->obj[r->objoff + i].lo;
+				r->pg[i].hi = r->obj[r->objoff + i].hi;
+				r->pg[i].st = P_VAL;
+			}
+		}
+		break;
+	case MADV_WIPEONFORK: r->wipe = 1; break;
+	case MADV_KEEPONFORK: r->wipe = 0; break;
+	case MADV_DONTFORK: r->dontfork = 1; break;
+	case MADV_DOFORK: r->dontfork = 0; break;
+	case MADV_HUGEPAGE: r->thp = 1; break;
+	case MADV_NOHUGEPAGE: r->thp = 2; break;
+	}
+	check_range(r, a, b, 1);
+}
+
+static void op_mlock(void)
+{
+	/* Not on private file mappings: mlock breaks COW of writable ones. */
+	struct region *r = pick(0, R_FPRIV);
+	unsigned long a, b;
+	int how, rc;
+
+	if (!r)
+		return;
+	range(r, &a, &b);
+	how = rnd(3);
+	if (how == 0)
+		rc = mlock(addr(r, a), (b - a) * PAGE);
+	else if (how == 1)
+		rc = mlock2(addr(r, a), (b - a) * PAGE, MLOCK_ONFAULT);
+	else
+		rc = munlock(addr(r, a), (b - a) * PAGE);
+	oplog("%s r%ld [%lu,%lu) -> %d", how == 0 ? "mlock" : how == 1 ? "mlock2-onfault" : "munlock",
+	      (long)(r - reg), a, b, rc ? -errno : 0);
+	check_range(r, a, b, 0);
+}
+
+/* One VMA again before mremap: no mlock, one protection. */
+static void normalize(struct region *r)
+{
+	unsigned long i;
+
+	munlock(addr(r, 0), r->n * PAGE);
+	if (mprotect(addr(r, 0), r->n * PAGE, PROT_READ | PROT_WRITE))
+		return;
+	for (i = 0; i < r->n; i++)
+		r->pg[i].prot = PROT_READ | PROT_WRITE;
+}
+
+static void op_mremap(void)
+{
+	struct region *r = pick(0, -1), *t;
+	unsigned long newn, noff, extra, first;
+	int how, ns;
+	void *p;
+
+	if (!r)
+		return;
+	how = rnd(5);	/* 0 move, 1 move+resize, 2 grow in place, 3 shrink, 4 dontunmap */
+	if (how == 4 && r->type != R_ANON)
+		how = 0;
+	if ((how == 1 || how == 2) && r->type == R_SHANON)
+		how = 3;
+	if (how == 3 && r->n < 2)
+		how = 0;
+	normalize(r);
+	first = slot_first(r);
+	if (how == 2) {
+		extra = 1 + (rnd(2) ? rnd(2 * PMD_PAGES) : PMD_PAGES);
+		if (r->off + r->n + extra > SLOT_PAGES || r->n + extra > MAXPG ||
+		    (r->type != R_ANON && r->objoff + r->n + extra > FILE_PAGES))
+			return;
+		munmap(addr(r, r->n), extra * PAGE);
+		p = mremap(addr(r, 0), r->n * PAGE, (r->n + extra) * PAGE, 0);
+		oplog("mremap r%ld grow in place %lu -> %lu pages -> %s", (long)(r - reg), r->n,
+		      r->n + extra, p == MAP_FAILED ? strerror(errno) : "ok");
+		if (p == MAP_FAILED) {
+			reserve(first + r->n, extra);
+			return;
+		}
+		init_pages(r, r->n, r->n + extra);
+		r->n += extra;
+		check_range(r, 0, r->n, 0);
+		return;
+	}
+	if (how == 3) {
+		newn = 1 + rnd(r->n - 1);
+		p = mremap(addr(r, 0), r->n * PAGE, newn * PAGE, 0);
+		oplog("mremap r%ld shrink %lu -> %lu pages -> %s", (long)(r - reg), r->n, newn,
+		      p == MAP_FAILED ? strerror(errno) : "ok");
+		if (p == MAP_FAILED)
+			return;
+		reserve(first + newn, r->n - newn);
+		r->n = newn;
+		check_range(r, 0, r->n, 0);
+		return;
+	}
+	ns = free_slot();
+	if (ns < 0)
+		return;
+	t = &reg[ns];
+	newn = r->n;
+	if (how == 1) {
+		newn = rnd(2) ? 1 + rnd(r->n) : r->n + 1 + rnd(PMD_PAGES);
+		if (newn > MAXPG || (r->type != R_ANON && r->objoff + newn > FILE_PAGES))
+			newn = r->n;
+	}
+	noff = rnd(100) < 70 ? 0 : rnd(PMD_PAGES);
+	p = mremap(addr(r, 0), r->n * PAGE, newn * PAGE,
+		   MREMAP_MAYMOVE | MREMAP_FIXED | (how == 4 ? MREMAP_DONTUNMAP : 0),
+		   arena + (ns * SLOT_PAGES + noff) * PAGE);
+	oplog("mremap r%ld %s -> r%d at +%lu, %lu -> %lu pages -> %s", (long)(r - reg),
+	      how == 4 ? "dontunmap" : "move", ns, noff, r->n, newn,
+	      p == MAP_FAILED ? strerror(errno) : "ok");
+	if (p == MAP_FAILED) {
+		unsigned char vec;
+
+		reserve(ns * SLOT_PAGES + noff, newn);
+		/*
+		 * A shrinking move unmaps the old tail before it looks at
+		 * the VMA (mremap_to()), so a failure can leave it unmapped.
+		 */
+		if (newn < r->n && mincore(addr(r, newn), PAGE, &vec) && errno == ENOMEM) {
+			oplog("mremap r%ld failed after unmapping the tail: %lu pages left",
+			      (long)(r - reg), newn);
+			reserve(first + newn, r->n - newn);
+			r->n = newn;
+		}
+		return;
+	}
+	memcpy(t, r, sizeof(*t) - sizeof(t->pg) + r->n * sizeof(struct pg));
+	t->off = noff;
+	if (newn > r->n)
+		init_pages(t, r->n, newn);
+	t->n = newn;
+	if (how == 4) {
+		/* The old range stays mapped, empty: fresh zero pages. */
+		r->own = NULL;
+		r->wipe = r->dontfork = 0;
+		init_pages(r, 0, r->n);
+		madvise(addr(r, 0), r->n * PAGE, MADV_KEEPONFORK);
+		madvise(addr(r, 0), r->n * PAGE, MADV_DOFORK);
+		check_range(r, 0, r->n, 0);
+	} else {
+		reserve(first, r->n);
+		r->used = 0;
+		r->own = NULL;
+	}
+	check_range(t, 0, t->n, 0);
+}
+
+/* ---- threads ---- */
+
+struct tjob {
+	struct region *r;
+	unsigned long a, b;
+	int nt, id;
+	uint64_t *v;
+	uint8_t *mode;
+	pthread_barrier_t *bar;
+};
+
+static void *thread_fn(void *arg)
+{
+	struct tjob *j = arg;
+	unsigned long i;
+
+	for (i = j->a + j->id; i < j->b; i += j->nt)
+		if (j->v[i - j->a])
+			write_page(j->r, i, j->mode[i - j->a], j->v[i - j->a]);
+	pthread_barrier_wait(j->bar);
+	for (i = j->a + (j->id + 1) % j->nt; i < j->b && !P.bad; i += j->nt)
+		check_page(j->r, i, 1);
+	return NULL;
+}
+
+static void op_threads(void)
+{
+	static const char *const sides[] = { "none", "COLD", "PAGEOUT", "POPULATE_READ", "mlock" };
+	struct region *r = pick(1, -1);
+	uint64_t v[256];
+	uint8_t mode[256];
+	struct tjob job[4];
+	pthread_t tid[4];
+	pthread_barrier_t bar;
+	unsigned long a, b, i;
+	int nt, t, side;
+
+	if (!r)
+		return;
+	a = rnd(r->n);
+	b = a + 8 + rnd(248);
+	if (b > r->n)
+		b = r->n;
+	nt = 2 + rnd(3);
+	side = rnd(5);
+	if (side == 4 && r->type == R_FPRIV)
+		side = 0;
+	for (i = a; i < b; i++) {
+		v[i - a] = r->pg[i].prot == (PROT_READ | PROT_WRITE) ? rnd64() | 1 : 0;
+		mode[i - a] = rnd(3);
+	}
+	oplog("threads x%d r%ld [%lu,%lu) side %s", nt, (long)(r - reg), a, b, sides[side]);
+	pthread_barrier_init(&bar, NULL, nt);
+	for (t = 0; t < nt; t++) {
+		job[t] = (struct tjob){ r, a, b, nt, t, v, mode, &bar };
+		if (pthread_create(&tid[t], NULL, thread_fn, &job[t]))
+			die("pthread_create");
+	}
+	switch (side) {
+	case 1: madvise(addr(r, a), (b - a) * PAGE, MADV_COLD); break;
+	case 2: madvise(addr(r, a), (b - a) * PAGE, MADV_PAGEOUT); break;
+	case 3: madvise(addr(r, a), (b - a) * PAGE, MADV_POPULATE_READ); break;
+	case 4:
+		mlock(addr(r, a), (b - a) * PAGE);
+		munlock(addr(r, a), (b - a) * PAGE);
+		break;
+	}
+	for (t = 0; t < nt; t++)
+		pthread_join(tid[t], NULL);
+	pthread_barrier_destroy(&bar);
+	check_range(r, a, b, 1);
+}
+
+/* ---- processes ---- */
+
+static void run_ops(unsigned long n);
+
+/* Reap a child; returns nonzero if its subtree failed. */
+static int reap(pid_t pid, const char *what)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid");
+	if (WIFSIGNALED(status)) {
+		violation("%s %d killed by signal %d", what, pid, WTERMSIG(status));
+		return 1;
+	}
+	switch (WEXITSTATUS(status)) {
+	case 0:
+		return 0;
+	case 1:
+		P.bad = 1;	/* counted and reported by the child */
+		return 1;
+	case 2:
+		violation("%s %d: the exec'd checker found a difference (above)", what, pid);
+		return 1;
+	default:
+		violation("%s %d exited with %d", what, pid, WEXITSTATUS(status));
+		return 1;
+	}
+}
+
+static void reap_oldest(void)
+{
+	pid_t pid;
+
+	if (!P.nkids)
+		return;
+	pid = P.kids[0];
+	memmove(P.kids, P.kids + 1, (P.nkids - 1) * sizeof(pid_t));
+	P.nkids--;
+	oplog("reap concurrent child %d", pid);
+	reap(pid, "concurrent child");
+}
+
+/* In a new child: what fork must have done to each region. */
+static void child_start(uint64_t rng, int conc, int k)
+{
+	char path[sizeof(P.path)];
+	int s;
+
+	snprintf(path, sizeof(path), "%.48s.%d", P.path, k);
+	snprintf(P.path, sizeof(P.path), "%s", path);
+	P.born_conc = conc;
+	P.rng = rng;
+	P.depth++;
+	P.nkids = 0;
+	P.nforks = 0;
+	P.opi = 0;
+	__atomic_fetch_add(&st->procs, 1, __ATOMIC_SEQ_CST);
+	for (s = 0; s < NSLOT; s++) {
+		struct region *r = &reg[s];
+		unsigned char vec;
+
+		if (!r->used)
+			continue;
+		if (r->dontfork) {
+			if (mincore(addr(r, 0), PAGE, &vec) == 0 || errno != ENOMEM)
+				violation("DONTFORK region r%d is mapped in the child", s);
+			reserve(slot_first(r), r->n);
+			drop_region(r);
+		} else if (r->wipe && r->type == R_ANON) {
+			for (unsigned long i = 0; i < r->n; i++) {
+				r->pg[i].lo = r->pg[i].hi = 0;
+				r->pg[i].mz = 0;
+			}
+		}
+	}
+	oplog("child start (%s)", conc ? "concurrent" : "parent waits");
+	sweep(0);
+}
+
+static void child_finish(void)
+{
+	while (P.nkids)
+		reap_oldest();
+	if (!P.bad)
+		sweep(0);
+	_exit(P.bad ? 1 : 0);
+}
+
+static void op_fork(void)
+{
+	int conc, was_frozen = frozen(), k;
+	unsigned long nops;
+	uint64_t crng;
+	pid_t pid;
+
+	if (P.depth >= maxdepth || P.nkids >= MAXKIDS)
+		return op_write();
+	conc = rnd(2);
+	crng = rnd64();
+	nops = 5 + rnd(30);
+	k = ++P.nforks;
+	oplog("fork child %s.%d (%s, %lu ops)", P.path, k, conc ? "concurrent" : "wait", nops);
+	pid = fork();
+	if (pid < 0) {
+		violation("fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		child_start(crng, conc || was_frozen, k);
+		run_ops(nops);
+		child_finish();
+	}
+	if (conc)
+		P.kids[P.nkids++] = pid;
+	else
+		reap(pid, "child");
+}
+
+/* Fork a child that writes some private memory, then execs a checker. */
+static void op_exec(void)
+{
+	char exp[160], seed[32];
+	uint64_t crng = rnd64();
+	int k, fd;
+	pid_t pid;
+
+	if (P.depth >= maxdepth)
+		return op_write();
+	k = ++P.nforks;
+	oplog("fork child %s.%d, exec checker of the file", P.path, k);
+	pid = fork();
+	if (pid < 0) {
+		violation("fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		struct region *r;
+
+		child_start(crng, 1, k);
+		r = pick(1, R_SHANON);
+		if (r && r->type != R_FSHARED) {
+			oplog("write r%ld before exec", (long)(r - reg));
+			fill(r, 0, r->n, 1 + r->n / 64);
+		}
+		snprintf(exp, sizeof(exp), "%s.%d.exp", datapath, getpid());
+		fd = open(exp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, fileshadow, FILE_PAGES * sizeof(struct opg)) !=
+		    (ssize_t)(FILE_PAGES * sizeof(struct opg)))
+			die("write expectation");
+		close(fd);
+		snprintf(seed, sizeof(seed), "%llu", (unsigned long long)P.seed);
+		execl("/proc/self/exe", "fuzz", "-C", exp, datapath, P.path, seed, (char *)NULL);
+		die("exec");
+	}
+	reap(pid, "exec child");
+	snprintf(exp, sizeof(exp), "%s.%d.exp", datapath, pid);
+	unlink(exp);
+}
+
+/* After exec: the file must hold what the shadow says. Exit 0 or 2. */
+static int exec_checker(const char *exp, const char *data, const char *path, const char *seed)
+{
+	struct opg *want = malloc(FILE_PAGES * sizeof(struct opg));
+	int fd = open(exp, O_RDONLY), dfd = open(data, O_RDONLY);
+	uint64_t *m;
+	unsigned long i;
+	int k;
+
+	if (!want || fd < 0 || dfd < 0 ||
+	    read(fd, want, FILE_PAGES * sizeof(struct opg)) != (ssize_t)(FILE_PAGES * sizeof(struct opg)))
+		return 3;
+	m = mmap(NULL, FILE_PAGES * PAGE, PROT_READ, MAP_SHARED, dfd, 0);
+	if (m == MAP_FAILED)
+		return 3;
+	for (i = 0; i < FILE_PAGES; i++) {
+		for (k = 0; k < WORDS; k++) {
+			uint64_t w = pat(k < HALFW ? want[i].lo : want[i].hi, k);
+
+			if (m[i * WORDS + k] != w) {
+				printf("# VIOLATION seed=%s proc=%s (after exec): file page %lu word %d: want %#llx got %#llx\n",
+				       seed, path, i, k, (unsigned long long)w,
+				       (unsigned long long)m[i * WORDS + k]);
+				return 2;
+			}
+		}
+	}
+	return 0;
+}
+
+static void corrupt_shadow(void)
+{
+	int s;
+	unsigned long i;
+
+	for (s = 0; s < NSLOT; s++) {
+		struct region *r = &reg[s];
+
+		if (!r->used || r->type != R_ANON)
+			continue;
+		for (i = 0; i < r->n; i++) {
+			if (r->pg[i].prot & PROT_READ && r->pg[i].st == P_VAL && !r->pg[i].mz) {
+				oplog("SELF-TEST: corrupt the shadow of r%d page %lu", s, i);
+				r->pg[i].lo ^= 0x100;
+				if (!check_page(r, i, 1))
+					violation("self-test: the corrupted page was not reported");
+				return;
+			}
+		}
+	}
+	if (!selftest_late++)
+		oplog("SELF-TEST: no page to corrupt yet, trying after each next op");
+	selftest++;
+}
+
+static void run_ops(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n && !P.bad; i++) {
+		unsigned long x = rnd(100);
+
+		P.opi++;
+		__atomic_fetch_add(&st->ops, 1, __ATOMIC_SEQ_CST);
+		if (x < 22)
+			op_write();
+		else if (x < 30)
+			op_read();
+		else if (x < 39)
+			op_mmap();
+		else if (x < 43)
+			op_munmap();
+		else if (x < 49)
+			op_mprotect();
+		else if (x < 56)
+			op_mremap();
+		else if (x < 70)
+			op_madvise();
+		else if (x < 73)
+			op_mlock();
+		else if (x < 80)
+			op_fork();
+		else if (x < 83)
+			reap_oldest();
+		else if (x < 90)
+			op_threads();
+		else if (x < 92)
+			op_exec();
+		else {
+			oplog("sweep");
+			sweep(0);
+		}
+		if (P.depth == 0 && selftest >= 0 && (long)P.opi == selftest && !P.bad)
+			corrupt_shadow();
+		if (P.opi % SWEEP == 0 && !P.bad)
+			sweep(0);
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = "/dev/shm";
+	unsigned long nops = 200;
+	int c, keep = 0, s;
+	struct sigaction sa;
+	char *raw;
+
+	if (argc == 6 && !strcmp(argv[1], "-C"))
+		return exec_checker(argv[2], argv[3], argv[4], argv[5]);
+	while ((c = getopt(argc, argv, "s:n:d:vkX:D:")) != -1) {
+		switch (c) {
+		case 's': P.seed = strtoull(optarg, NULL, 0); break;
+		case 'n': nops = strtoul(optarg, NULL, 0); break;
+		case 'd': maxdepth = atoi(optarg); break;
+		case 'v': verbose = 1; break;
+		case 'k': keep = 1; break;
+		case 'X': selftest = atol(optarg); break;
+		case 'D': dir = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	root_ops = nops;
+	if (!keep)
+		pts_force_sharing();
+	P.rng = P.seed * 0x2545F4914F6CDD1DULL + 1;
+	strcpy(P.path, "0");
+
+	st = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	fileshadow = mmap(NULL, FILE_PAGES * sizeof(struct opg), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED || fileshadow == MAP_FAILED)
+		die("mmap");
+	st->procs = 1;
+
+	snprintf(datapath, sizeof(datapath), "%s/fuzz-%d", dir, getpid());
+	datafd = open(datapath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (datafd < 0 || ftruncate(datafd, FILE_PAGES * PAGE))
+		die(datapath);
+
+	/* The arena: NSLOT slots of 32 MiB, 2 MiB aligned, PROT_NONE. */
+	raw = mmap(NULL, (NSLOT * SLOT_PAGES + PMD_PAGES) * PAGE, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		die("mmap arena");
+	arena = (char *)(((unsigned long)raw + PMD_PAGES * PAGE - 1) & ~(PMD_PAGES * PAGE - 1));
+	for (s = 0; s < NSLOT; s++)
+		reg[s].used = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+
+	printf("# fuzz seed=%llu ops=%lu depth=%d pt_share=%d\n", (unsigned long long)P.seed,
+	       nops, maxdepth, pts_mode());
+	fflush(stdout);
+	run_ops(nops);
+	while (P.nkids)
+		reap_oldest();
+	if (!P.bad)
+		sweep(1);
+	close(datafd);
+	unlink(datapath);
+	fin_line();
+	return P.bad || st->viol ? 1 : 0;
+}
