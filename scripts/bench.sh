@@ -9,6 +9,8 @@
 #        KERNELS="vanilla ptshare:2" which kernels to compare (first = reference);
 #                 FLAVOUR:MODE boots FLAVOUR with vm.pt_share=MODE, and its
 #                 column is called FLAVOUR-MODE
+#        BUILD_KERNEL=0   use the kernels already in build/out-*, do not
+#                 (re)build them
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -24,8 +26,14 @@ flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
 labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
 
 "$ROOT/scripts/deps.sh"
-"$ROOT/scripts/tree.sh"
-for f in $flavours; do "$ROOT/scripts/build-kernel.sh" "$f"; done
+if [ "${BUILD_KERNEL:-1}" = 0 ]; then
+	for f in $flavours; do
+		[ -f "$(flavour_out "$f")/arch/x86/boot/bzImage" ] || die "BUILD_KERNEL=0 but no $f kernel"
+	done
+else
+	"$ROOT/scripts/tree.sh"
+	for f in $flavours; do "$ROOT/scripts/build-kernel.sh" "$f"; done
+fi
 make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 "$ROOT/scripts/mkrootfs.sh"
 

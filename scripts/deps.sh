@@ -9,6 +9,10 @@ set -eu
 pkgs="linux-source-6.12=$KVER_DEB build-essential flex bison bc libelf-dev
 libssl-dev cpio dwarves ccache kmod rsync git xz-utils qemu-system-x86
 busybox-static liburing-dev libnuma-dev libcap-dev gnuplot-nox"
+# the benchmark's real programs: GNU patch (patch-scripts) and redis-tools,
+# which has redis-benchmark and the server binary (redis-server is a link
+# to redis-check-rdb; the redis-server package would start a host service)
+pkgs="$pkgs patch redis-tools"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
 missing=
@@ -22,11 +26,14 @@ for p in $pkgs; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -n "$missing" ] || exit 0
+if [ -n "$missing" ]; then
+	[ "$(id -u)" = 0 ] || die "need root to install:$missing"
+	log "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
 
-[ "$(id -u)" = 0 ] || die "need root to install:$missing"
-log "installing:$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# The patch-scripts workload: glibc-source's patches (apt-get download).
+"$ROOT/scripts/prep-patch-scripts.sh"

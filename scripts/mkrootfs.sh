@@ -37,6 +37,17 @@ done
 
 copy_prog bash
 for p in "$@"; do copy_prog "$p"; done
+# The benchmark's real programs (scripts/deps.sh installs them): GNU patch
+# for patch-scripts; redis, whose server is redis-check-rdb under the name
+# redis-server (the link Debian's redis-server package makes).
+# rm first: busybox's patch applet is a link to /bin/busybox, and cp would
+# write through it into the host's busybox.
+for p in patch redis-check-rdb redis-benchmark redis-cli; do
+	q=$(command -v "$p") || continue
+	rm -f "$stage$q"
+	copy_prog "$p"
+done
+[ -e "$stage/usr/bin/redis-check-rdb" ] && ln -s redis-check-rdb "$stage/usr/bin/redis-server"
 
 cp "$ROOT/tests/guest/init" "$stage/init"
 cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" \
@@ -50,6 +61,7 @@ printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
 [ -d "$BUILD/selftests/mm" ] && cp -r "$BUILD/selftests/mm" "$stage/selftests/"
 [ -d "$BUILD/ptshare-tests" ] && cp -r "$BUILD/ptshare-tests/." "$stage/ptshare/"
 [ -d "$BUILD/bench" ] && cp -r "$BUILD/bench" "$stage/ptshare/bench"
+[ -d "$BUILD/patch-scripts" ] && cp -r "$BUILD/patch-scripts" "$stage/ptshare/patch-scripts"
 cp -r "$ROOT/tests/plans" "$stage/ptshare/plans"
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) >"$BUILD/rootfs.cpio.tmp"

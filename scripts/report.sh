@@ -18,8 +18,25 @@ cat <<EOF2
   blind to cache misses. Values are medians of the repetitions; spread is
   (max-min)/median. Wall time of each boot is in the last table.
 - Suite: $( [ "$quick" = 1 ] && echo "QUICK subset" || echo "full")
-
 EOF2
+if grep -q '^patch-scripts	' "$tsv"; then cat <<'EOF2'
+- patch-scripts: bash applies 80 glibc patches one at a time (push), then
+  removes them (pop), Morton's apatch/rpatch steps with GNU patch and
+  busybox tools. *_forks is the guest's "processes" of /proc/stat over the
+  pass; *_execs are the programs the driver started (counted by the script,
+  not by the kernel); *_pt_* are ptshare's /proc/vmstat counters.
+EOF2
+fi
+if grep -q '^redis	' "$tsv"; then cat <<'EOF2'
+- redis: DEBUG POPULATE fills the dataset, then BGSAVE to tmpfs while
+  redis-benchmark (SET, GET) runs; fork_us is redis's latest_fork_usec,
+  idle_* the latencies before any snapshot. cow_kb is redis's
+  rdb_last_cow_size (the child's smaps Private_Dirty): pages mapped through
+  a shared table count as private there, so on ptshare it overstates what
+  was copied.
+EOF2
+fi
+echo
 
 awk -F'\t' -v kernels="$kernels" '
 BEGIN { nk = split(kernels, K, " "); split("median value mean min max", S, " "); for (i in S) STATS[S[i]] = 1 }

@@ -9,9 +9,11 @@ thp=/sys/kernel/mm/transparent_hugepage/enabled
 if [ "$quick" = 1 ]; then
 	sizes="0 16 256 1024"; thps="never"; reps=5; secs=2; pcts="0 10 100"
 	cs_size=256; pt_size=256; pt_children="1 10"
+	ps_reps=2; redis_sizes="256"; redis_reps=3; redis_req=10000
 else
 	sizes="0 16 64 256 1024 4096 8192"; thps="never always"; reps=10; secs=5
 	pcts="0 1 10 50 100"; cs_size=1024; pt_size=1024; pt_children="1 10 100"
+	ps_reps=5; redis_sizes="1024 4096"; redis_reps=3; redis_req=20000
 fi
 
 run() {
@@ -35,10 +37,20 @@ echo never >"$thp"
 run aim9 $B/aim9 -m fork -d "$secs"
 run aim9 $B/aim9 -m exec -d "$secs" -e $B/tiny
 
+# Morton's pushpatch/poppatch: 80 glibc patches, one at a time, from bash.
+run patch-scripts bash $B/patchscripts.sh -r "$ps_reps"
+
 for p in $pcts; do
 	run cost-shifting $B/costshift -s "$cs_size" -m child-write -p "$p" -r "$reps"
 done
 run cost-shifting $B/costshift -s "$cs_size" -m parent-rewrite -r "$reps"
+
+# BGSAVE of a redis dataset; a size needs about 1.5 times its RAM.
+mem_mib=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024))
+for s in $redis_sizes; do
+	[ $((s * 3 / 2)) -lt "$mem_mib" ] || { echo "# redis: skip $s MiB (${mem_mib} MiB RAM)" >&2; continue; }
+	run redis bash $B/redis.sh -s "$s" -r "$redis_reps" -n "$redis_req"
+done
 
 for n in $pt_children; do
 	run pt-memory $B/ptmem -s "$pt_size" -n "$n" -H off
