@@ -22,8 +22,8 @@ seed0=${FUZZ_SEED0:-1}
 ops=${FUZZ_OPS:-200}
 depth=${FUZZ_DEPTH:-3}
 case "$seeds$seed0$ops$depth" in *[!0-9]*) die "SEEDS, FUZZ_SEED0, FUZZ_OPS and FUZZ_DEPTH take numbers" ;; esac
-# Under TCG a seed of 200 ops takes about a minute; leave room.
-tmo=${FUZZ_TIMEOUT:-$((300 + seeds * (ops * 2 + 60)))}
+# Under TCG a seed of 200 ops takes 10-60 s; leave room.
+tmo=${FUZZ_TIMEOUT:-$((300 + seeds * (ops + 60)))}
 
 "$ROOT/scripts/deps.sh"
 if [ "${BUILD_KERNEL:-1}" = 1 ]; then

@@ -29,12 +29,14 @@
  * and the tail of the operation log, and the exit status is 1. The same
  * seed replays the same sequence of operations.
  *
- * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP]
+ * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR]
+ *   -n  operations of the first process (default 200); children run 5-34
  *   -d  deepest fork level (default 3)
  *   -v  print every operation
  *   -k  keep vm.pt_share as it is (default: force 2 on a ptshare kernel)
  *   -X  self-test: corrupt one shadow value after op OP of the first process
  *       and expect the check to report it
+ *   -D  tmpfs directory for the shared file (default /dev/shm)
  * Last line: "fuzz: seed=S ops=O procs=P violations=V".
  */
 #define _GNU_SOURCE
@@ -1190,7 +1192,7 @@ static void run_ops(unsigned long n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP]\n");
+	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR]\n");
 	exit(2);
 }
 
