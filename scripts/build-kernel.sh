@@ -3,6 +3,8 @@
 #   vanilla  build/linux-vanilla (base commit), config/guest.config
 #   ptshare  build/linux (all patches),         config/guest.config (+ptshare.config)
 #   debug    build/linux (all patches),         ... + config/debug.config
+#   planted, planted-debug: as ptshare and debug, built by scripts/planted.sh
+#            while a planted bug is applied
 # Output: build/out-<flavour>/arch/x86/boot/bzImage and System.map.
 #
 # Usage: scripts/build-kernel.sh FLAVOUR [--config-only]
@@ -17,8 +19,8 @@ out=$(flavour_out "$flavour")
 frags="$ROOT/config/guest.config"
 case "$flavour" in
 vanilla) ;;
-ptshare) [ -f "$ROOT/config/ptshare.config" ] && frags="$frags $ROOT/config/ptshare.config" ;;
-debug)
+ptshare|planted) [ -f "$ROOT/config/ptshare.config" ] && frags="$frags $ROOT/config/ptshare.config" ;;
+debug|planted-debug)
 	[ -f "$ROOT/config/ptshare.config" ] && frags="$frags $ROOT/config/ptshare.config"
 	frags="$frags $ROOT/config/debug.config" ;;
 esac

@@ -17,7 +17,7 @@ die() { log "error: $*"; exit 1; }
 flavour_src() {
 	case "$1" in
 	vanilla) echo "$VANILLA_SRC" ;;
-	ptshare|debug|nodbg) echo "$SRC" ;;
+	ptshare|debug|nodbg|planted|planted-debug) echo "$SRC" ;;
 	*) die "unknown flavour '$1' (vanilla, ptshare, debug)" ;;
 	esac
 }
