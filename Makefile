@@ -2,8 +2,9 @@
 #   make bench              build vanilla and ptshare, benchmark both, report
 #   make bench QUICK=1      a subset, for a first look
 #   make test               build the ptshare kernel, run selftests + own tests;
-#                           the selftests with vm.pt_share=0 (PT_SHARE=1|2 for
-#                           the others), the own tests force vm.pt_share=2
+#                           the selftests with vm.pt_share=2, every eligible
+#                           table shared (PT_SHARE=0|1 for the other modes),
+#                           the own tests and the fuzzer force vm.pt_share=2
 #   make test FLAVOUR=debug the same on the debug kernel
 #   make baseline           run the selftests on vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
@@ -13,7 +14,7 @@
 #   make export             export build/linux commits into patches/
 #   make tree               (re)create build/linux from patches/
 FLAVOUR ?= ptshare
-PT_SHARE ?= 0
+PT_SHARE ?= 2
 QUICK ?= 0
 SEEDS ?= 10
 

@@ -53,6 +53,7 @@ fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
 # PT_SHARE=0|1|2 boots with vm.pt_share set (ptshare kernels only).
+[ "$flavour" != vanilla ] || PT_SHARE=
 "$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -s 3 \
 	${PT_SHARE:+--append "sysctl.vm.pt_share=$PT_SHARE"} -- \
 	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run/console.out" 2>&1

@@ -13,6 +13,9 @@
  *    table's pages when it unshares one; the parent's does not move;
  *  - nr_page_table_pages grows by at least 4 fewer pages than with
  *    vm.pt_share=0, while VmPTE is the same in both modes;
+ *  - smaps_rollup: the child's Shared_Dirty and Private_Dirty right after
+ *    fork are what they are with vm.pt_share=0 (pages of shared tables
+ *    are mapped by both processes, so they are shared);
  *  - ENOMEM: with the unshare allocation made to fail once
  *    (/sys/kernel/debug/fail_ptshare), mprotect() returns ENOMEM, the
  *    memory is intact in both processes, and a retry succeeds.
@@ -31,6 +34,7 @@
 #define SIZE		(TABLES * PTS_PMD)
 #define NPAGES		(SIZE / PTS_PAGE)
 #define FAIL_DIR	"/sys/kernel/debug/fail_ptshare"
+#define ROLLUP		"/proc/self/smaps_rollup"
 
 static char *mem;
 
@@ -88,6 +92,7 @@ static int write_file(const char *path, const char *s)
 /* A child's report to the parent. */
 struct report {
 	long rss_fork, rss_unshared, vmpte, d_copy, bad;
+	long shared_dirty, private_dirty;
 };
 
 static void xpipe(int fd[2])
@@ -140,6 +145,8 @@ static pid_t fork_reporter(struct report *r, int *go_w, long *pt_delta)
 
 		c.rss_fork = pts_status_kb("VmRSS");
 		c.vmpte = pts_status_kb("VmPTE");
+		c.shared_dirty = pts_proc_kb(ROLLUP, "Shared_Dirty");
+		c.private_dirty = pts_proc_kb(ROLLUP, "Private_Dirty");
 		copies = pts_vmstat("ptshare_unshare_copy");
 		fill(0, 1, 1);
 		c.d_copy = pts_vmstat("ptshare_unshare_copy") - copies;
@@ -205,6 +212,13 @@ static void test_accounting(void)
 		   "fork allocates page-table pages only for what is not shared");
 	tap_result(labs(r2.vmpte - r0.vmpte) <= 4,
 		   "child VmPTE counts shared tables as with pt_share=0");
+	tap_diag("child smaps_rollup after fork: Shared_Dirty %ld/%ld kB, Private_Dirty %ld/%ld kB (pt_share=0/2)",
+		 r0.shared_dirty, r2.shared_dirty, r0.private_dirty,
+		 r2.private_dirty);
+	tap_result(r0.shared_dirty >= (long)(SIZE / 1024) &&
+		   r2.shared_dirty + 256 >= r0.shared_dirty &&
+		   r2.private_dirty <= r0.private_dirty + 256,
+		   "child smaps counts pages of shared tables as shared");
 
 	drop0 = pts_vmstat("ptshare_zap_drop");
 	finish_child(pid, go);

@@ -94,10 +94,10 @@ static inline long pts_vmstat(const char *name)
 	return ret;
 }
 
-/* A "Name:   N kB" field of /proc/self/status, in kB, or -1. */
-static inline long pts_status_kb(const char *field)
+/* A "Name:   N kB" field of a /proc file such as smaps_rollup, or -1. */
+static inline long pts_proc_kb(const char *path, const char *field)
 {
-	FILE *f = fopen("/proc/self/status", "r");
+	FILE *f = fopen(path, "r");
 	size_t len = strlen(field);
 	char line[256];
 	long ret = -1;
@@ -112,6 +112,12 @@ static inline long pts_status_kb(const char *field)
 	}
 	fclose(f);
 	return ret;
+}
+
+/* A "Name:   N kB" field of /proc/self/status, in kB, or -1. */
+static inline long pts_status_kb(const char *field)
+{
+	return pts_proc_kb("/proc/self/status", field);
 }
 
 /*
