@@ -61,7 +61,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->mode = MODE_FORK;
 	o->seconds = 5;
 
-	while ((c = getopt(argc, argv, "m:d:n:e:h")) != -1) {
+	while ((c = bench_getopt(argc, argv, "m:d:n:e:h", usage)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "fork"))
@@ -83,17 +83,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'e':
 			o->exec_path = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
 		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		exit(2);
 	}
 	if (!o->exec_path)
 		o->exec_path = default_exec_path();

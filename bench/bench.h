@@ -210,6 +210,29 @@ static inline double bench_parse_double(const char *s, char opt)
 	return v;
 }
 
+/*
+ * getopt() with the handling every benchmark shares: -h prints the usage on
+ * stdout and exits 0; an unknown option, or an argument left after the
+ * options, prints it on stderr and exits 2. Returns the next option of
+ * optstring, or -1 when there are no more. Every letter of optstring but h
+ * must have its case in the caller.
+ */
+static inline int bench_getopt(int argc, char **argv, const char *optstring,
+			       void (*usage)(FILE *f))
+{
+	int c = getopt(argc, argv, optstring);
+
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	if (c == '?' || (c == -1 && optind != argc)) {
+		usage(stderr);
+		exit(2);
+	}
+	return c;
+}
+
 /* MiB to bytes, refusing sizes that do not fit the address space. */
 static inline size_t bench_mib(unsigned long mib)
 {

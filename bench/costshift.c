@@ -71,7 +71,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->percent = 100;
 	o->reps = 5;
 
-	while ((c = getopt(argc, argv, "s:m:p:r:h")) != -1) {
+	while ((c = bench_getopt(argc, argv, "s:m:p:r:h", usage)) != -1) {
 		switch (c) {
 		case 's':
 			o->size_mib = bench_parse_ulong(optarg, c, 1, ULONG_MAX);
@@ -91,17 +91,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'r':
 			o->reps = bench_parse_ulong(optarg, c, 1, 1000000);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
 		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		exit(2);
 	}
 }
 

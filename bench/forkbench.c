@@ -108,7 +108,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->reps = 10;
 	o->exec_path = "/bin/true";
 
-	while ((c = getopt(argc, argv, "s:m:r:t:H:e:wW:h")) != -1) {
+	while ((c = bench_getopt(argc, argv, "s:m:r:t:H:e:wW:h",
+				 usage)) != -1) {
 		switch (c) {
 		case 's':
 			o->size_mib = bench_parse_ulong(optarg, c, 0, ULONG_MAX);
@@ -135,17 +136,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'W':
 			o->warmup = bench_parse_ulong(optarg, c, 0, 1000000);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
 		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		exit(2);
 	}
 	if (o->thp)
 		apply_thp_label(o);

@@ -44,7 +44,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->children = 4;
 	o->madv = BENCH_MADV_OFF;
 
-	while ((c = getopt(argc, argv, "s:n:H:h")) != -1) {
+	while ((c = bench_getopt(argc, argv, "s:n:H:h", usage)) != -1) {
 		switch (c) {
 		case 's':
 			o->size_mib = bench_parse_ulong(optarg, c, 0, ULONG_MAX);
@@ -55,17 +55,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'H':
 			o->madv = bench_parse_madv(optarg, c);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
 		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		exit(2);
 	}
 }
 

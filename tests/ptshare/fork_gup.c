@@ -33,8 +33,7 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "tap.h"
-#include "pts.h"
+#include "pts_duo.h"
 
 /* Every case runs with PTE table sharing forced, on kernels that have it. */
 static void __attribute__((constructor)) force_sharing(void)
@@ -43,10 +42,8 @@ static void __attribute__((constructor)) force_sharing(void)
 }
 
 #define PAGE		4096UL
-#define PMD		(2UL << 20)
 #define SIZE		(8UL << 20)		/* 4 PTE tables */
 #define NPAGES		(SIZE / PAGE)
-#define WORDS		(PAGE / 8)
 
 #define NSPLICE		16			/* pages vmspliced: a pipe's worth */
 /* The O_DIRECT target: pages [DIO_FIRST, DIO_FIRST + DIO_PAGES), across a table. */
@@ -57,147 +54,8 @@ static void __attribute__((constructor)) force_sharing(void)
 #define URING_SIZE	(4UL << 20)
 
 enum { G0, G_WRITER, G_FILE, G_MARK, G_OTHER };
-enum { RES_OK, RES_FAIL, RES_SKIP };
 
-static const char *me = "parent";
 static char bounce[DIO_PAGES * PAGE] __attribute__((aligned(4096)));
-
-static uint64_t val(unsigned long i, int g)
-{
-	return ((uint64_t)(g + 1) << 48) | i;
-}
-
-static void put(char *page, unsigned long i, int g)
-{
-	uint64_t *w = (uint64_t *)page;
-
-	w[0] = val(i, g);
-	w[WORDS - 1] = ~val(i, g);
-}
-
-/* 0 if page p (page i) holds generation g, else 1, reported if what. */
-static unsigned long bad_page(const char *p, unsigned long i, int g,
-			      const char *what)
-{
-	const uint64_t *w = (const uint64_t *)p;
-
-	if (w[0] == val(i, g) && w[WORDS - 1] == ~val(i, g))
-		return 0;
-	if (what)
-		tap_diag("%s: %s: page %lu has %#llx/%#llx, want gen %d", me,
-			 what, i, (unsigned long long)w[0],
-			 (unsigned long long)w[WORDS - 1], g);
-	return 1;
-}
-
-static unsigned long check(const char *p, unsigned long first, unsigned long n,
-			   int g, const char *what)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		if (bad_page(p + i * PAGE, first + i, g, bad < 3 ? what : NULL))
-			bad++;
-	return bad;
-}
-
-static void fill(char *p, unsigned long first, unsigned long n, int g,
-		 unsigned long step)
-{
-	for (unsigned long i = 0; i < n; i++)
-		if ((first + i) % step == 0)
-			put(p + i * PAGE, first + i, g);
-}
-
-/* Maps n bytes at a 2 MiB boundary, with 4 KiB PTEs. */
-static char *map_aligned(size_t n)
-{
-	char *p = mmap(NULL, n + PMD, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *a;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(PMD - 1));
-	if (a > p)
-		munmap(p, a - p);
-	munmap(a + n, p + PMD - a);
-	madvise(a, n, MADV_NOHUGEPAGE);
-	return a;
-}
-
-/* Two processes in lock step: fork with a pipe each way. */
-struct duo {
-	pid_t peer;
-	int child;
-	int to, from;
-};
-
-static pid_t duo_fork(struct duo *d)
-{
-	int p2c[2], c2p[2];
-	pid_t pid;
-
-	if (pipe(p2c) || pipe(c2p))
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	d->child = !pid;
-	d->peer = pid ? pid : getppid();
-	d->to = pid ? p2c[1] : c2p[1];
-	d->from = pid ? c2p[0] : p2c[0];
-	/* Close the other ends, so that a peer that dies shows as EOF. */
-	close(pid ? p2c[0] : p2c[1]);
-	close(pid ? c2p[1] : c2p[0]);
-	if (!pid)
-		me = "child";
-	return pid;
-}
-
-static void duo_signal(struct duo *d)
-{
-	write(d->to, "x", 1);
-}
-
-static void duo_wait(struct duo *d)
-{
-	char x;
-
-	while (read(d->from, &x, 1) < 0 && errno == EINTR)
-		;
-}
-
-/*
- * In the child: exit with its result. In the parent: reap the child and
- * combine its result with the parent's.
- */
-static int duo_end(struct duo *d, int r)
-{
-	int status;
-
-	close(d->to);
-	close(d->from);
-	if (d->child) {
-		fflush(stdout);
-		_exit(r);
-	}
-	if (waitpid(d->peer, &status, 0) != d->peer || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) == RES_FAIL || WEXITSTATUS(status) > RES_SKIP)
-		return RES_FAIL;
-	if (r == RES_FAIL)
-		return RES_FAIL;
-	return r == RES_SKIP || WEXITSTATUS(status) == RES_SKIP ? RES_SKIP : RES_OK;
-}
-
-static void report(int r, const char *why, const char *name)
-{
-	if (r == RES_SKIP)
-		tap_skip(why, "%s", name);
-	else
-		tap_result(r == RES_OK, "%s", name);
-}
 
 static unsigned long splice_page(int k)
 {
@@ -225,15 +83,17 @@ static int splicer(struct duo *d, char *mem, int pipefd[2])
 	duo_signal(d);
 	duo_wait(d);			/* the writer has written */
 	if (n < (ssize_t)PAGE) {
-		tap_diag("%s: vmsplice: %s", me, n < 0 ? strerror(err) : "short");
+		tap_diag("%s: vmsplice: %s", pts_me,
+			 n < 0 ? strerror(err) : "short");
 		return n < 0 && err == ENOSYS ? RES_SKIP : RES_FAIL;
 	}
 	for (k = 0; k < n / (ssize_t)PAGE; k++) {
 		if (read(pipefd[0], bounce, PAGE) != (ssize_t)PAGE) {
-			tap_diag("%s: short read from the pipe", me);
+			tap_diag("%s: short read from the pipe", pts_me);
 			return RES_FAIL;
 		}
-		bad += bad_page(bounce, splice_page(k), G0, "read from the pipe");
+		bad += pts_bad_page(bounce, splice_page(k), G0,
+				    "read from the pipe");
 	}
 	return bad ? RES_FAIL : RES_OK;
 }
@@ -241,8 +101,8 @@ static int splicer(struct duo *d, char *mem, int pipefd[2])
 /* Write the writer's generation everywhere and check it reads back. */
 static int splice_writer_now(char *mem)
 {
-	fill(mem, 0, NPAGES, G_WRITER, 1);
-	if (check(mem, 0, NPAGES, G_WRITER, "writer's own writes"))
+	pts_fill(mem, 0, NPAGES, G_WRITER, 1);
+	if (pts_check(mem, 0, NPAGES, G_WRITER, "writer's own writes"))
 		return RES_FAIL;
 	return RES_OK;
 }
@@ -257,10 +117,24 @@ static int splice_writer(struct duo *d, char *mem)
 	return r;
 }
 
+/*
+ * Generation 0 in every page of the region, then fork; a failed fork
+ * fails the case: -1.
+ */
+static int fill_and_fork(struct duo *d, char *mem, const char *name)
+{
+	pts_fill(mem, 0, NPAGES, G0, 1);
+	if (duo_fork(d) < 0) {
+		tap_result(0, "%s (fork: %s)", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void vmsplice_case(int in_child)
 {
 	const char *name = in_child ? "vmsplice/in-child" : "vmsplice/in-parent";
-	char *mem = map_aligned(SIZE);
+	char *mem = pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
 	int pipefd[2], r;
 	struct duo d;
 
@@ -268,17 +142,14 @@ static void vmsplice_case(int in_child)
 		tap_result(0, "%s (setup: %s)", name, strerror(errno));
 		return;
 	}
-	fill(mem, 0, NPAGES, G0, 1);
-	if (duo_fork(&d) < 0) {
-		tap_result(0, "%s (fork: %s)", name, strerror(errno));
+	if (fill_and_fork(&d, mem, name))
 		return;
-	}
 	if (d.child == in_child)
 		r = splicer(&d, mem, pipefd);
 	else
 		r = splice_writer(&d, mem);
 	r = duo_end(&d, r);
-	report(r, "vmsplice not supported", name);
+	duo_report(r, "vmsplice not supported", name);
 	close(pipefd[0]);
 	close(pipefd[1]);
 	munmap(mem, SIZE);
@@ -293,7 +164,7 @@ static void vmsplice_before_fork_case(int pageout)
 {
 	const char *name = pageout ? "vmsplice/before-fork-swapped" :
 				     "vmsplice/before-fork";
-	char *mem = map_aligned(SIZE);
+	char *mem = pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
 	struct iovec iov[NSPLICE];
 	int pipefd[2], r, k;
 	struct duo d;
@@ -303,7 +174,7 @@ static void vmsplice_before_fork_case(int pageout)
 		tap_result(0, "%s (setup: %s)", name, strerror(errno));
 		return;
 	}
-	fill(mem, 0, NPAGES, G0, 1);
+	pts_fill(mem, 0, NPAGES, G0, 1);
 	for (k = 0; k < NSPLICE; k++) {
 		iov[k].iov_base = mem + splice_page(k) * PAGE;
 		iov[k].iov_len = PAGE;
@@ -334,14 +205,15 @@ static void vmsplice_before_fork_case(int pageout)
 	r = RES_OK;
 	for (k = 0; k < n / (ssize_t)PAGE; k++) {
 		if (read(pipefd[0], bounce, PAGE) != (ssize_t)PAGE) {
-			tap_diag("%s: short read from the pipe", me);
+			tap_diag("%s: short read from the pipe", pts_me);
 			r = RES_FAIL;
 			break;
 		}
-		if (bad_page(bounce, splice_page(k), G0, "read from the pipe"))
+		if (pts_bad_page(bounce, splice_page(k), G0,
+				 "read from the pipe"))
 			r = RES_FAIL;
 	}
-	report(duo_end(&d, r), "", name);
+	duo_report(duo_end(&d, r), "", name);
 out:
 	close(pipefd[0]);
 	close(pipefd[1]);
@@ -356,7 +228,7 @@ static char dio_dir[256];
 static void file_page(char *page, unsigned long k)
 {
 	memset(page, 0, PAGE);
-	put(page, DIO_FIRST + k, G_FILE);
+	pts_put(page, DIO_FIRST + k, G_FILE);
 }
 
 /*
@@ -409,8 +281,8 @@ static unsigned long check_dio(char *mem, const char *what)
 	unsigned long bad = 0;
 
 	for (unsigned long i = 0; i < NPAGES; i++)
-		bad += bad_page(mem + i * PAGE, i, want_dio(i),
-				bad < 3 ? what : NULL);
+		bad += pts_bad_page(mem + i * PAGE, i, want_dio(i),
+				    bad < 3 ? what : NULL);
 	return bad;
 }
 
@@ -421,7 +293,7 @@ static int dio_reader(struct duo *d, char *mem)
 	unsigned long bad = 0;
 
 	if (pread(dio_fd, mem + DIO_FIRST * PAGE, want, 0) != want) {
-		tap_diag("%s: O_DIRECT read: %s", me, strerror(errno));
+		tap_diag("%s: O_DIRECT read: %s", pts_me, strerror(errno));
 		bad++;
 	}
 	bad += check_dio(mem, "after O_DIRECT read");
@@ -436,9 +308,9 @@ static int dio_other(struct duo *d, char *mem)
 	unsigned long bad;
 
 	duo_wait(d);			/* the reader has read */
-	bad = check(mem, 0, NPAGES, G0, "other side of the O_DIRECT read");
-	fill(mem, 0, NPAGES, G_OTHER, 1);
-	bad += check(mem, 0, NPAGES, G_OTHER, "own writes");
+	bad = pts_check(mem, 0, NPAGES, G0, "other side of the O_DIRECT read");
+	pts_fill(mem, 0, NPAGES, G_OTHER, 1);
+	bad += pts_check(mem, 0, NPAGES, G_OTHER, "own writes");
 	duo_signal(d);
 	return bad ? RES_FAIL : RES_OK;
 }
@@ -455,21 +327,18 @@ static void dio_after_fork(int in_child, const char *no_dio)
 		tap_skip(no_dio, "%s", name);
 		return;
 	}
-	mem = map_aligned(SIZE);
+	mem = pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
 	if (!mem) {
 		tap_result(0, "%s (mmap: %s)", name, strerror(errno));
 		return;
 	}
-	fill(mem, 0, NPAGES, G0, 1);
-	if (duo_fork(&d) < 0) {
-		tap_result(0, "%s (fork: %s)", name, strerror(errno));
+	if (fill_and_fork(&d, mem, name))
 		return;
-	}
 	if (d.child == in_child)
 		r = dio_reader(&d, mem);
 	else
 		r = dio_other(&d, mem);
-	report(duo_end(&d, r), "", name);
+	duo_report(duo_end(&d, r), "", name);
 	munmap(mem, SIZE);
 }
 
@@ -498,19 +367,22 @@ static unsigned long child_view(char *mem)
 		uint64_t *w = (uint64_t *)(mem + i * PAGE);
 
 		if (i < DIO_FIRST || i >= DIO_FIRST + DIO_PAGES) {
-			bad += bad_page((char *)w, i, G0, bad < 3 ? "outside" : NULL);
+			bad += pts_bad_page((char *)w, i, G0,
+					    bad < 3 ? "outside" : NULL);
 			continue;
 		}
-		landed += w[WORDS - 1] == ~val(i, G_FILE);
-		if (w[0] == val(i, G0) &&
-		    bytes_of(&w[WORDS - 1], ~val(i, G0), ~val(i, G_FILE)))
+		landed += w[PTS_WORDS - 1] == ~pts_val(i, G_FILE);
+		if (w[0] == pts_val(i, G0) &&
+		    bytes_of(&w[PTS_WORDS - 1], ~pts_val(i, G0),
+			     ~pts_val(i, G_FILE)))
 			continue;
 		if (bad++ < 3)
 			tap_diag("%s: page %lu has %#llx/%#llx during the read",
-				 me, i, (unsigned long long)w[0],
-				 (unsigned long long)w[WORDS - 1]);
+				 pts_me, i, (unsigned long long)w[0],
+				 (unsigned long long)w[PTS_WORDS - 1]);
 	}
-	tap_diag("%s: %lu of %lu pages had the read's data at fork", me, landed,
+	tap_diag("%s: %lu of %lu pages had the read's data at fork", pts_me,
+		 landed,
 		 DIO_PAGES);
 	return bad;
 }
@@ -523,16 +395,18 @@ static unsigned long parent_view(char *mem)
 	for (unsigned long i = DIO_FIRST; i < DIO_FIRST + DIO_PAGES; i++) {
 		uint64_t *w = (uint64_t *)(mem + i * PAGE);
 
-		if (w[0] == val(i, G_MARK) && w[WORDS - 1] == ~val(i, G_FILE))
+		if (w[0] == pts_val(i, G_MARK) &&
+		    w[PTS_WORDS - 1] == ~pts_val(i, G_FILE))
 			continue;
 		if (bad++ < 3)
 			tap_diag("%s: page %lu has %#llx/%#llx after the read",
-				 me, i, (unsigned long long)w[0],
-				 (unsigned long long)w[WORDS - 1]);
+				 pts_me, i, (unsigned long long)w[0],
+				 (unsigned long long)w[PTS_WORDS - 1]);
 	}
-	bad += check(mem, 0, DIO_FIRST, G0, "below the read");
-	return bad + check(mem + (DIO_FIRST + DIO_PAGES) * PAGE, DIO_FIRST + DIO_PAGES,
-			   NPAGES - DIO_FIRST - DIO_PAGES, G0, "above the read");
+	bad += pts_check(mem, 0, DIO_FIRST, G0, "below the read");
+	return bad + pts_check(mem + (DIO_FIRST + DIO_PAGES) * PAGE,
+			       DIO_FIRST + DIO_PAGES,
+			       NPAGES - DIO_FIRST - DIO_PAGES, G0, "above the read");
 }
 
 /* One round: submit the read, fork at once, write the heads, reap both. */
@@ -551,7 +425,7 @@ static unsigned long dio_round(char *mem, aio_context_t ctx, struct iovec *iov)
 	int status;
 	pid_t pid;
 
-	fill(mem, 0, NPAGES, G0, 1);
+	pts_fill(mem, 0, NPAGES, G0, 1);
 	fflush(stdout);
 	if (syscall(SYS_io_submit, ctx, 1, cbs) != 1) {
 		tap_diag("io_submit: %s", strerror(errno));
@@ -559,13 +433,13 @@ static unsigned long dio_round(char *mem, aio_context_t ctx, struct iovec *iov)
 	}
 	pid = fork();
 	if (!pid) {
-		me = "child";
+		pts_me = "child";
 		bad = child_view(mem);
 		fflush(stdout);
 		_exit(bad ? RES_FAIL : RES_OK);
 	}
 	for (unsigned long i = DIO_FIRST; i < DIO_FIRST + DIO_PAGES; i++)
-		*(uint64_t *)(mem + i * PAGE) = val(i, G_MARK);
+		*(uint64_t *)(mem + i * PAGE) = pts_val(i, G_MARK);
 	if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1 ||
 	    ev.res != (int64_t)(DIO_PAGES * (PAGE - DIO_HEAD))) {
 		tap_diag("AIO read failed: %s", strerror(errno));
@@ -593,7 +467,7 @@ static void dio_during_fork(const char *no_dio)
 		tap_skip("AIO not supported", "%s", name);
 		return;
 	}
-	mem = map_aligned(SIZE);
+	mem = pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
 	if (!mem) {
 		tap_result(0, "%s (mmap: %s)", name, strerror(errno));
 		return;
@@ -700,9 +574,9 @@ static unsigned long ring_view(struct ring *r, int memfd, char *mem)
 			continue;
 		}
 		for (unsigned long i = 0; i < CHUNK / PAGE; i++)
-			bad += bad_page(bounce + i * PAGE, first + i,
-					want_uring(first + i),
-					bad < 3 ? "written by the ring" : NULL);
+			bad += pts_bad_page(bounce + i * PAGE, first + i,
+					    want_uring(first + i),
+					    bad < 3 ? "written by the ring" : NULL);
 	}
 	return bad;
 }
@@ -712,9 +586,10 @@ static int uring_child(struct duo *d, char *mem)
 	unsigned long bad;
 
 	duo_wait(d);			/* the parent has written */
-	bad = check(mem, 0, URING_SIZE / PAGE, G0, "registered buffer in child");
-	fill(mem, 0, URING_SIZE / PAGE, G_OTHER, 1);
-	bad += check(mem, 0, URING_SIZE / PAGE, G_OTHER, "own writes");
+	bad = pts_check(mem, 0, URING_SIZE / PAGE, G0,
+			"registered buffer in child");
+	pts_fill(mem, 0, URING_SIZE / PAGE, G_OTHER, 1);
+	bad += pts_check(mem, 0, URING_SIZE / PAGE, G_OTHER, "own writes");
 	duo_signal(d);
 	return bad ? RES_FAIL : RES_OK;
 }
@@ -748,13 +623,13 @@ static void uring_case(void)
 		uring_report(0, 0, "io_uring not available");
 		return;
 	}
-	mem = map_aligned(URING_SIZE);
+	mem = pts_map_aligned(URING_SIZE, PROT_READ | PROT_WRITE);
 	memfd = memfd_create("ptshare-uring", 0);
 	if (!mem || memfd < 0) {
 		uring_report(1, RES_FAIL, NULL);
 		return;
 	}
-	fill(mem, 0, URING_SIZE / PAGE, G0, 1);
+	pts_fill(mem, 0, URING_SIZE / PAGE, G0, 1);
 	iov.iov_base = mem;
 	iov.iov_len = URING_SIZE;
 	if (syscall(__NR_io_uring_register, r.fd, IORING_REGISTER_BUFFERS, &iov, 1)) {
@@ -767,14 +642,14 @@ static void uring_case(void)
 	}
 	if (d.child)
 		duo_end(&d, uring_child(&d, mem));
-	fill(mem, 0, URING_SIZE / PAGE, G_WRITER, 2);
+	pts_fill(mem, 0, URING_SIZE / PAGE, G_WRITER, 2);
 	bad1 = ring_view(&r, memfd, mem);
 	duo_signal(&d);
 	duo_wait(&d);			/* the child has checked and written */
 	bad2 += ring_view(&r, memfd, mem);
 	for (unsigned long i = 0; i < URING_SIZE / PAGE; i++)
-		bad2 += bad_page(mem + i * PAGE, i, want_uring(i),
-				 bad2 < 3 ? "parent after the child wrote" : NULL);
+		bad2 += pts_bad_page(mem + i * PAGE, i, want_uring(i),
+				     bad2 < 3 ? "parent after the child wrote" : NULL);
 	uring_report(bad1, duo_end(&d, bad2 ? RES_FAIL : RES_OK), NULL);
 	close(memfd);
 	close(r.fd);

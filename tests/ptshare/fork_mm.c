@@ -25,8 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "tap.h"
-#include "pts.h"
+#include "pts_duo.h"
 
 /* Every case runs with PTE table sharing forced, on kernels that have it. */
 static void __attribute__((constructor)) force_sharing(void)
@@ -44,17 +43,14 @@ static void __attribute__((constructor)) force_sharing(void)
 #define PMD		(2UL << 20)
 #define SIZE		(8UL << 20)		/* 4 PTE tables */
 #define NPAGES		(SIZE / PAGE)
-#define WORDS		(PAGE / 8)
 #define PM_SWAPPED	(1ULL << 62)
 #define KSM		"/sys/kernel/mm/ksm/"
 
 enum { G0, G_ACTOR, G_OBSERVER, G_ACTOR2 };
-enum { RES_OK, RES_FAIL, RES_SKIP };
 
 struct ctx {
 	char *base;		/* the region, at the same address in both */
-	pid_t peer;		/* the other process */
-	int to_peer, from_peer;
+	struct duo d;		/* the other process */
 };
 
 struct op {
@@ -80,8 +76,6 @@ static struct shared {
 	char why[256];
 	int ksm_never_merged;
 } *sh;
-static const char *me = "parent";
-static int same_g0;
 static uint64_t pm[NPAGES];
 
 static int skip(const char *why)
@@ -90,78 +84,11 @@ static int skip(const char *why)
 	return -1;
 }
 
-/* Word 0 of page i in generation g; never 0, so a zeroed page shows. */
-static uint64_t val(unsigned long i, int g)
-{
-	if (g == G0 && same_g0)
-		i = 0;
-	return ((uint64_t)(g + 1) << 48) | i;
-}
-
-static void put(char *page, unsigned long i, int g)
-{
-	uint64_t *w = (uint64_t *)page;
-
-	w[0] = val(i, g);
-	w[WORDS - 1] = ~val(i, g);
-}
-
-/* 0 if page p (page i) holds generation g, else 1, reported if what. */
-static unsigned long bad_page(char *p, unsigned long i, int g, const char *what)
-{
-	const uint64_t *w = (const uint64_t *)p;
-
-	if (w[0] == val(i, g) && w[WORDS - 1] == ~val(i, g))
-		return 0;
-	if (what)
-		tap_diag("%s: %s: page %lu has %#llx/%#llx, want gen %d", me,
-			 what, i, (unsigned long long)w[0],
-			 (unsigned long long)w[WORDS - 1], g);
-	return 1;
-}
-
-static unsigned long check(char *p, unsigned long first, unsigned long n,
-			   int g, const char *what)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		if (bad_page(p + i * PAGE, first + i, g, bad < 3 ? what : NULL))
-			bad++;
-	return bad;
-}
-
-/* Write generation g to every step-th page of [first, first + n). */
-static void fill(char *p, unsigned long first, unsigned long n, int g,
-		 unsigned long step)
-{
-	for (unsigned long i = 0; i < n; i++)
-		if ((first + i) % step == 0)
-			put(p + i * PAGE, first + i, g);
-}
-
-/* Maps n bytes at a 2 MiB boundary, with 4 KiB PTEs. */
-static char *map_aligned(size_t n)
-{
-	char *p = mmap(NULL, n + PMD, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *a;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(PMD - 1));
-	if (a > p)
-		munmap(p, a - p);
-	munmap(a + n, p + PMD - a);
-	madvise(a, n, MADV_NOHUGEPAGE);
-	return a;
-}
-
 static int must(int ret, const char *what)
 {
 	if (ret == 0)
 		return 0;
-	tap_diag("%s: %s: %s", me, what, strerror(errno));
+	tap_diag("%s: %s: %s", pts_me, what, strerror(errno));
 	return 1;
 }
 
@@ -179,7 +106,7 @@ static int want_before_after(unsigned long i)
 static void write_after(struct ctx *c)
 {
 	for (unsigned long i = 1; i < NPAGES; i += 4)
-		put(c->base + i * PAGE, i, G_ACTOR);
+		pts_put(c->base + i * PAGE, i, G_ACTOR);
 }
 
 /* Pages of the region whose pagemap entry has bit `bit`, -1 on error. */
@@ -232,7 +159,7 @@ static int page_out(struct ctx *c)
 	n = pagemap_count(c->base, PM_SWAPPED);
 	if (n <= 0)
 		return skip("no page was swapped out");
-	tap_diag("%s: %ld of %lu pages swapped out", me, n, NPAGES);
+	tap_diag("%s: %ld of %lu pages swapped out", pts_me, n, NPAGES);
 	return 0;
 }
 
@@ -249,15 +176,16 @@ static int pageout_after_fork(struct ctx *c)
 	if (madvise(c->base, SIZE, MADV_PAGEOUT))
 		return skip(errno == EINVAL ? "MADV_PAGEOUT not supported" :
 			    strerror(errno));
-	bad = check(c->base, 0, NPAGES, G0, "after MADV_PAGEOUT of shared pages");
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	bad = pts_check(c->base, 0, NPAGES, G0,
+			"after MADV_PAGEOUT of shared pages");
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	r = page_out(c);
 	if (r < 0)
 		return bad ? bad : r;
 	for (unsigned long i = 0; i < NPAGES; i++)
-		bad += bad_page(c->base + i * PAGE, i, want_even(i),
-				bad < 3 ? "swapped in" : NULL);
-	fill(c->base, 0, NPAGES, G_ACTOR2, 4);
+		bad += pts_bad_page(c->base + i * PAGE, i, want_even(i),
+				    bad < 3 ? "swapped in" : NULL);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR2, 4);
 	return bad;
 }
 
@@ -278,9 +206,9 @@ static int prepare_swapped(struct ctx *c)
 
 static int read_swapped(struct ctx *c)
 {
-	int bad = check(c->base, 0, NPAGES, G0, "swapped in");
+	int bad = pts_check(c->base, 0, NPAGES, G0, "swapped in");
 
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	return bad;
 }
 
@@ -319,17 +247,17 @@ static int move_pages_node1(struct ctx *c)
 	unsigned long on1 = 0;
 	int bad = 0;
 
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	if (move_to(c, 1, flags) < 0)
 		return skip(strerror(errno));
 	if (move_to(c, -1, 0) < 0)
 		return must(-1, "move_pages query");
 	for (unsigned long i = 0; i < NPAGES; i++)
 		on1 += status[i] == 1;
-	tap_diag("%s: %lu of %lu pages on node 1", me, on1, NPAGES);
+	tap_diag("%s: %lu of %lu pages on node 1", pts_me, on1, NPAGES);
 	for (unsigned long i = 0; i < NPAGES; i++)
-		bad += bad_page(c->base + i * PAGE, i, want_even(i),
-				bad < 3 ? "migrated" : NULL);
+		bad += pts_bad_page(c->base + i * PAGE, i, want_even(i),
+				    bad < 3 ? "migrated" : NULL);
 	if (!on1 && !bad)
 		return skip("no page moved to node 1");
 	write_after(c);
@@ -343,17 +271,9 @@ static long ksm_saved[3] = { -1, -1, -1 }, ksm_base;
 static long ksm_read(const char *knob)
 {
 	char path[128];
-	long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), KSM "%s", knob);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return pts_read_long(path);
 }
 
 static int ksm_write(const char *knob, long v)
@@ -407,7 +327,7 @@ static int prepare_ksm(struct ctx *c)
 static void ksm_child_copies(struct ctx *c, int child)
 {
 	if (child)
-		fill(c->base, 0, NPAGES / 2, G0, 1);
+		pts_fill(c->base, 0, NPAGES / 2, G0, 1);
 }
 
 static double now(void)
@@ -422,17 +342,9 @@ static double now(void)
 static long ksm_merged(pid_t pid)
 {
 	char path[64];
-	long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/ksm_merging_pages", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return pts_read_long(path);
 }
 
 /*
@@ -442,7 +354,7 @@ static long ksm_merged(pid_t pid)
  */
 static long ksm_progress(struct ctx *c)
 {
-	long self = ksm_merged(getpid()), peer = ksm_merged(c->peer);
+	long self = ksm_merged(getpid()), peer = ksm_merged(c->d.peer);
 
 	if (self >= 0 && peer >= 0)
 		return self + peer;
@@ -461,7 +373,7 @@ static int ksm_wait(struct ctx *c)
 			break;
 		usleep(100 * 1000);
 	}
-	tap_diag("%s: %ld pages merged", me, merged);
+	tap_diag("%s: %ld pages merged", pts_me, merged);
 	if (merged <= 0) {
 		sh->ksm_never_merged = 1;
 		return skip("KSM merged nothing in 20 s");
@@ -472,9 +384,9 @@ static int ksm_wait(struct ctx *c)
 /* The actor writes the even pages: each write breaks a KSM page's COW. */
 static int ksm_write_even(struct ctx *c)
 {
-	int bad = check(c->base, 0, NPAGES, G0, "merged");
+	int bad = pts_check(c->base, 0, NPAGES, G0, "merged");
 
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	return bad;
 }
 
@@ -512,13 +424,13 @@ static int collapse(struct ctx *c)
 	if (madvise(c->base, SIZE, MADV_HUGEPAGE))
 		return skip("THP not supported");
 	for (unsigned long i = 3; i < NPAGES; i += PMD / PAGE)
-		put(c->base + i * PAGE, i, G_ACTOR);
+		pts_put(c->base + i * PAGE, i, G_ACTOR);
 	if (madvise(c->base, SIZE, MADV_COLLAPSE))
 		return skip(errno == EINVAL ? "MADV_COLLAPSE not supported or refused" :
 			    strerror(errno));
 	/* It says it collapsed every table: smaps must show THPs. */
 	kb = anon_huge_kb(c->base);
-	tap_diag("%s: %ld kB of THP after MADV_COLLAPSE", me, kb);
+	tap_diag("%s: %ld kB of THP after MADV_COLLAPSE", pts_me, kb);
 	bad = kb <= 0;
 	write_after(c);
 	return bad;
@@ -542,27 +454,13 @@ static const struct op ops[] = {
 	{ .name = "collapse", .apply = collapse, .want = want_collapse },
 };
 
-static void signal_peer(struct ctx *c)
-{
-	write(c->to_peer, "x", 1);
-}
-
-/* Returns when the peer signals, or has exited (EOF). */
-static void wait_peer(struct ctx *c)
-{
-	char x;
-
-	while (read(c->from_peer, &x, 1) < 0 && errno == EINTR)
-		;
-}
-
 static unsigned long expect(const struct op *op, struct ctx *c)
 {
 	unsigned long bad = 0;
 
 	for (unsigned long i = 0; i < NPAGES; i++)
-		bad += bad_page(c->base + i * PAGE, i, op->want(i),
-				bad < 3 ? op->name : NULL);
+		bad += pts_bad_page(c->base + i * PAGE, i, op->want(i),
+				    bad < 3 ? op->name : NULL);
 	return bad;
 }
 
@@ -571,14 +469,14 @@ static int actor(const struct op *op, struct ctx *c)
 	unsigned long bad = 0;
 	int r = -1;
 
-	wait_peer(c);			/* the observer is ready */
+	duo_wait(&c->d);		/* the observer is ready */
 	if (!sh->why[0]) {
 		r = op->apply(c);
 		if (r >= 0)
 			bad = r + expect(op, c);
 	}
-	signal_peer(c);
-	wait_peer(c);			/* the observer has written its copy */
+	duo_signal(&c->d);
+	duo_wait(&c->d);		/* the observer has written its copy */
 	if (r < 0)
 		return RES_SKIP;
 	bad += expect(op, c);
@@ -592,89 +490,45 @@ static int observer(const struct op *op, struct ctx *c)
 
 	if (op->remote)
 		r = op->remote(c);
-	signal_peer(c);
-	wait_peer(c);			/* the actor is done */
-	bad += check(c->base, 0, NPAGES, G0, "observer before writing");
-	fill(c->base, 0, NPAGES, G_OBSERVER, 1);
-	bad += check(c->base, 0, NPAGES, G_OBSERVER, "observer's own writes");
-	signal_peer(c);
+	duo_signal(&c->d);
+	duo_wait(&c->d);		/* the actor is done */
+	bad += pts_check(c->base, 0, NPAGES, G0, "observer before writing");
+	pts_fill(c->base, 0, NPAGES, G_OBSERVER, 1);
+	bad += pts_check(c->base, 0, NPAGES, G_OBSERVER,
+			 "observer's own writes");
+	duo_signal(&c->d);
 	return bad ? RES_FAIL : (r < 0 ? RES_SKIP : RES_OK);
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-static void report(const struct op *op, const char *side, int r, int rc)
-{
-	if (r == RES_FAIL || rc == RES_FAIL || rc > RES_SKIP)
-		tap_result(0, "%s/%s", op->name, side);
-	else if (r == RES_SKIP || rc == RES_SKIP)
-		tap_skip(sh->why[0] ? sh->why : "unsupported", "%s/%s",
-			 op->name, side);
-	else
-		tap_result(1, "%s/%s", op->name, side);
 }
 
 static void run(const struct op *op, int in_parent)
 {
-	const char *side = in_parent ? "in-parent" : "in-child";
 	struct ctx c = { 0 };
-	int p2c[2], c2p[2], status, r = RES_SKIP, rc = RES_SKIP;
-	pid_t pid;
+	char name[64];
+	int r = RES_SKIP;
 
-	c.base = map_aligned(SIZE);
-	if (!c.base || pipe(p2c) || pipe(c2p)) {
-		tap_result(0, "%s/%s (setup: %s)", op->name, side, strerror(errno));
+	snprintf(name, sizeof(name), "%s/%s", op->name,
+		 in_parent ? "in-parent" : "in-child");
+	c.base = pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
+	if (!c.base) {
+		tap_result(0, "%s (setup: %s)", name, strerror(errno));
 		return;
 	}
-	same_g0 = op->same_g0;
+	pts_same_g0 = op->same_g0;
 	sh->why[0] = 0;
-	fill(c.base, 0, NPAGES, G0, 1);
+	pts_fill(c.base, 0, NPAGES, G0, 1);
 	if (op->prepare && op->prepare(&c) < 0)
 		goto out;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		rc = RES_FAIL;
+	if (duo_fork(&c.d) < 0) {
+		r = RES_FAIL;
 		tap_diag("fork: %s", strerror(errno));
 		goto out;
 	}
-	if (!pid) {
-		me = "child";
-		close(p2c[1]);
-		close(c2p[0]);
-		if (op->after_fork)
-			op->after_fork(&c, 1);
-		c.peer = getppid();
-		c.to_peer = c2p[1];
-		c.from_peer = p2c[0];
-		r = in_parent ? observer(op, &c) : actor(op, &c);
-		fflush(stdout);
-		_exit(r);
-	}
 	if (op->after_fork)
-		op->after_fork(&c, 0);
-	c.peer = pid;
-	c.to_peer = p2c[1];
-	c.from_peer = c2p[0];
-	/* so that a child dying shows as EOF */
-	close_fd(&p2c[0]);
-	close_fd(&c2p[1]);
-	r = in_parent ? actor(op, &c) : observer(op, &c);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		rc = RES_FAIL;
-	else
-		rc = WEXITSTATUS(status);
+		op->after_fork(&c, c.d.child);
+	r = c.d.child == in_parent ? observer(op, &c) : actor(op, &c);
+	r = duo_end(&c.d, r);
 out:
-	report(op, side, r, rc);
-	for (int k = 0; k < 2; k++) {
-		close_fd(&p2c[k]);
-		close_fd(&c2p[k]);
-	}
+	duo_report(r, sh->why[0] ? sh->why : "unsupported", name);
 	munmap(c.base, SIZE);
 	if (op->cleanup)
 		op->cleanup();

@@ -28,8 +28,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "tap.h"
-#include "pts.h"
+#include "pts_duo.h"
 
 /* Every case runs with PTE table sharing forced, on kernels that have it. */
 static void __attribute__((constructor)) force_sharing(void)
@@ -41,7 +40,6 @@ static void __attribute__((constructor)) force_sharing(void)
 #define PMD		(2UL << 20)
 #define SIZE		(8UL << 20)		/* 4 PTE tables */
 #define NPAGES		(SIZE / PAGE)
-#define WORDS		(PAGE / 8)
 
 /* Page indices of the sub-range: [1 MiB, 5 MiB), with a middle at 3 MiB. */
 #define SUB_LO		256UL
@@ -51,16 +49,16 @@ static void __attribute__((constructor)) force_sharing(void)
 #define GROW		768UL			/* pages added by mremap-grow */
 
 /* Generations of page contents; ZERO and HOLE are expectations only. */
-enum { G0, G_ACTOR, G_OBSERVER, G_GRANDCHILD, ZERO = -1, HOLE = -2 };
-enum { RES_OK, RES_FAIL, RES_SKIP };
+enum { G0, G_ACTOR, G_OBSERVER, G_GRANDCHILD };
+#define ZERO		PTS_ZERO
+#define HOLE		PTS_HOLE
 
 struct ctx {
 	char *base;		/* the region, at the same address in both */
 	char *moved;		/* where mremap put the actor's pages */
 	char *extra;		/* a reservation to unmap when the case ends */
 	size_t extra_len;
-	pid_t peer;		/* the other process */
-	int to_peer, from_peer;
+	struct duo d;		/* the other process */
 };
 
 struct op {
@@ -83,8 +81,6 @@ struct op {
 
 /* Where children write why they skip; MAP_SHARED, so fork does not copy it. */
 static char *skip_why;
-static const char *me = "parent";
-static const char zero_page[PAGE];
 static uint64_t pm[NPAGES];
 
 static int skip(const char *why)
@@ -93,95 +89,9 @@ static int skip(const char *why)
 	return -1;
 }
 
-/* Word 0 of page i in generation g; never 0, so a zeroed page shows. */
-static uint64_t val(unsigned long i, int g)
-{
-	return ((uint64_t)(g + 1) << 48) | i;
-}
-
-static void put(char *page, unsigned long i, int g)
-{
-	uint64_t *w = (uint64_t *)page;
-
-	w[0] = val(i, g);
-	w[WORDS - 1] = ~val(i, g);
-}
-
-static int is_mapped(char *p)
-{
-	unsigned char v;
-
-	return mincore(p, PAGE, &v) == 0 || errno != ENOMEM;
-}
-
-/*
- * 0 if page p (page i of the region) holds generation g, else 1, reported
- * unless what is NULL (callers report the first few bad pages only).
- */
-static unsigned long bad_page(char *p, unsigned long i, int g, const char *what)
-{
-	const uint64_t *w = (const uint64_t *)p;
-	int ok;
-
-	if (g == HOLE)
-		ok = !is_mapped(p);
-	else if (g == ZERO)
-		ok = !memcmp(p, zero_page, PAGE);
-	else
-		ok = w[0] == val(i, g) && w[WORDS - 1] == ~val(i, g);
-	if (ok)
-		return 0;
-	if (!what)
-		return 1;
-	if (g == HOLE)
-		tap_diag("%s: %s: page %lu is still mapped", me, what, i);
-	else
-		tap_diag("%s: %s: page %lu has %#llx/%#llx, want gen %d", me,
-			 what, i, (unsigned long long)w[0],
-			 (unsigned long long)w[WORDS - 1], g);
-	return 1;
-}
-
-/* Pages [first, first + n), the first at p, not holding generation g. */
-static unsigned long check(char *p, unsigned long first, unsigned long n,
-			   int g, const char *what)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		if (bad_page(p + i * PAGE, first + i, g, bad < 3 ? what : NULL))
-			bad++;
-	return bad;
-}
-
-/* Write generation g to every step-th page of [first, first + n). */
-static void fill(char *p, unsigned long first, unsigned long n, int g,
-		 unsigned long step)
-{
-	for (unsigned long i = 0; i < n; i++)
-		if ((first + i) % step == 0)
-			put(p + i * PAGE, first + i, g);
-}
-
 static int in_sub(unsigned long i)
 {
 	return i >= SUB_LO && i < SUB_HI;
-}
-
-/* Maps n bytes at a 2 MiB boundary, with 4 KiB PTEs. */
-static char *map_aligned(size_t n, int prot)
-{
-	char *p = mmap(NULL, n + PMD, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *a;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(PMD - 1));
-	if (a > p)
-		munmap(p, a - p);
-	munmap(a + n, p + PMD - a);
-	madvise(a, n, MADV_NOHUGEPAGE);
-	return a;
 }
 
 /* Problem count of a system call that must succeed. */
@@ -189,7 +99,7 @@ static int must(int ret, const char *what)
 {
 	if (ret == 0)
 		return 0;
-	tap_diag("%s: %s: %s", me, what, strerror(errno));
+	tap_diag("%s: %s: %s", pts_me, what, strerror(errno));
 	return 1;
 }
 
@@ -226,7 +136,8 @@ static int expect_writable(char *p, int want, const char *what)
 {
 	if (writable(p) == want)
 		return 0;
-	tap_diag("%s: %s: page is %swritable", me, what, want ? "not " : "");
+	tap_diag("%s: %s: page is %swritable", pts_me, what,
+		 want ? "not " : "");
 	return 1;
 }
 
@@ -235,12 +146,12 @@ static int mprotect_ro_rw(struct ctx *c)
 {
 	int bad = must(mprotect(c->base, SIZE, PROT_READ), "mprotect RO");
 
-	bad += check(c->base, 0, NPAGES, G0, "read-only");
+	bad += pts_check(c->base, 0, NPAGES, G0, "read-only");
 	for (unsigned long k = 0; k < SIZE / PMD; k++)
 		bad += expect_writable(c->base + k * PMD + 5 * PAGE, 0,
 				       "after mprotect RO");
 	bad += must(mprotect(c->base, SIZE, PROT_READ | PROT_WRITE), "mprotect RW");
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	return bad;
 }
 
@@ -254,11 +165,11 @@ static int mprotect_part(struct ctx *c)
 	bad += expect_writable(sub + SUB_LEN - PAGE, 0, "last read-only page");
 	bad += expect_writable(sub - PAGE, 1, "page before the range");
 	bad += expect_writable(sub + SUB_LEN, 1, "page after the range");
-	fill(c->base, 0, SUB_LO, G_ACTOR, 2);
-	fill(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
-	bad += check(sub, SUB_LO, SUB_HI - SUB_LO, G0, "read-only range");
+	pts_fill(c->base, 0, SUB_LO, G_ACTOR, 2);
+	pts_fill(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
+	bad += pts_check(sub, SUB_LO, SUB_HI - SUB_LO, G0, "read-only range");
 	bad += must(mprotect(sub, SUB_LEN, PROT_READ | PROT_WRITE), "mprotect RW");
-	fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
+	pts_fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
 	return bad;
 }
 
@@ -268,10 +179,12 @@ static int dontneed_part(struct ctx *c)
 	char *sub = c->base + SUB_LO * PAGE;
 	int bad = must(madvise(sub, SUB_LEN, MADV_DONTNEED), "MADV_DONTNEED");
 
-	bad += check(sub, SUB_LO, SUB_HI - SUB_LO, ZERO, "after MADV_DONTNEED");
-	bad += check(c->base, 0, SUB_LO, G0, "below the range");
-	bad += check(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G0, "above the range");
-	fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
+	bad += pts_check(sub, SUB_LO, SUB_HI - SUB_LO, ZERO,
+			 "after MADV_DONTNEED");
+	bad += pts_check(c->base, 0, SUB_LO, G0, "below the range");
+	bad += pts_check(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G0,
+			 "above the range");
+	pts_fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
 	return bad;
 }
 
@@ -288,8 +201,8 @@ static int munmap_part(struct ctx *c)
 	char *sub = c->base + SUB_LO * PAGE;
 	int bad = must(munmap(sub, SUB_LEN), "munmap");
 
-	fill(c->base, 0, SUB_LO, G_ACTOR, 2);
-	fill(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
+	pts_fill(c->base, 0, SUB_LO, G_ACTOR, 2);
+	pts_fill(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
 	return bad;
 }
 
@@ -302,13 +215,13 @@ static int want_munmap(unsigned long i)
 static unsigned long old_unmapped(struct ctx *c, unsigned long first,
 				  unsigned long n)
 {
-	return check(c->base + first * PAGE, first, n, HOLE, "old address");
+	return pts_check(c->base + first * PAGE, first, n, HOLE, "old address");
 }
 
 /* mremap of the whole region to a new 2 MiB-aligned address: moves tables. */
 static int mremap_move(struct ctx *c)
 {
-	char *dst = map_aligned(SIZE, PROT_NONE);
+	char *dst = pts_map_aligned(SIZE, PROT_NONE);
 	char *p;
 
 	if (!dst)
@@ -319,7 +232,7 @@ static int mremap_move(struct ctx *c)
 	if (p != dst)
 		return must(-1, "mremap");
 	c->moved = p;
-	fill(p, 0, NPAGES, G_ACTOR, 2);
+	pts_fill(p, 0, NPAGES, G_ACTOR, 2);
 	return 0;
 }
 
@@ -336,7 +249,7 @@ static unsigned long extra_moved(struct ctx *c, int actor)
 /* mremap of the sub-range, keeping its offset in a 2 MiB table. */
 static int mremap_move_part(struct ctx *c)
 {
-	char *dst = map_aligned(SUB_LEN + PMD, PROT_NONE);
+	char *dst = pts_map_aligned(SUB_LEN + PMD, PROT_NONE);
 	char *to, *p;
 
 	if (!dst)
@@ -349,9 +262,9 @@ static int mremap_move_part(struct ctx *c)
 	if (p != to)
 		return must(-1, "mremap");
 	c->moved = p;
-	fill(c->base, 0, SUB_LO, G_ACTOR, 2);
-	fill(p, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
-	fill(c->base + SUB_HI * PAGE, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
+	pts_fill(c->base, 0, SUB_LO, G_ACTOR, 2);
+	pts_fill(p, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 2);
+	pts_fill(c->base + SUB_HI * PAGE, SUB_HI, NPAGES - SUB_HI, G_ACTOR, 2);
 	return 0;
 }
 
@@ -376,7 +289,7 @@ static int grow(struct ctx *c, int move)
 	char *dst = NULL, *p;
 
 	if (move) {
-		dst = map_aligned(SIZE + GROW * PAGE, PROT_NONE);
+		dst = pts_map_aligned(SIZE + GROW * PAGE, PROT_NONE);
 		if (!dst)
 			return must(-1, "mmap destination");
 		c->extra = dst;
@@ -389,7 +302,7 @@ static int grow(struct ctx *c, int move)
 	if (p == MAP_FAILED || (move && p != dst))
 		return must(-1, "mremap");
 	c->moved = p;
-	fill(p, 0, NPAGES + GROW, G_ACTOR, 2);
+	pts_fill(p, 0, NPAGES + GROW, G_ACTOR, 2);
 	return 0;
 }
 
@@ -424,9 +337,10 @@ static unsigned long check_or_zero(char *p, unsigned long first,
 	for (unsigned long i = 0; i < n; i++) {
 		char *q = p + i * PAGE;
 
-		if (!memcmp(q, zero_page, PAGE))
+		if (!memcmp(q, pts_zero_page, PAGE))
 			(*zeros)++;
-		else if (bad_page(q, first + i, g, bad < 3 ? "MADV_FREE" : NULL))
+		else if (pts_bad_page(q, first + i, g,
+				      bad < 3 ? "MADV_FREE" : NULL))
 			bad++;
 	}
 	return bad;
@@ -443,7 +357,7 @@ static int madv_free(struct ctx *c)
 	unsigned long zeros = 0;
 	int bad;
 
-	fill(sub, SUB_LO, SUB_MID - SUB_LO, G_ACTOR, 1);
+	pts_fill(sub, SUB_LO, SUB_MID - SUB_LO, G_ACTOR, 1);
 	if (madvise(sub, SUB_LEN, MADV_FREE))
 		return skip(errno == EINVAL ? "MADV_FREE not supported" :
 			    strerror(errno));
@@ -451,11 +365,12 @@ static int madv_free(struct ctx *c)
 	bad = check_or_zero(sub, SUB_LO, SUB_MID - SUB_LO, G_ACTOR, &zeros);
 	bad += check_or_zero(sub + (SUB_MID - SUB_LO) * PAGE, SUB_MID,
 			     SUB_HI - SUB_MID, G0, &zeros);
-	bad += check(c->base, 0, SUB_LO, G0, "below the range");
-	bad += check(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G0, "above the range");
-	tap_diag("%s: %lu of %lu freed pages were discarded", me, zeros,
+	bad += pts_check(c->base, 0, SUB_LO, G0, "below the range");
+	bad += pts_check(sub + SUB_LEN, SUB_HI, NPAGES - SUB_HI, G0,
+			 "above the range");
+	tap_diag("%s: %lu of %lu freed pages were discarded", pts_me, zeros,
 		 SUB_HI - SUB_LO);
-	fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 1);
+	pts_fill(sub, SUB_LO, SUB_HI - SUB_LO, G_ACTOR, 1);
 	return bad;
 }
 
@@ -491,12 +406,12 @@ static int mlock_munlock(struct ctx *c)
 	kb = vm_locked_kb();
 	bad = kb < (long)(SIZE >> 10);
 	if (bad)
-		tap_diag("%s: VmLck is %ld kB after mlock", me, kb);
-	bad += check(c->base, 0, NPAGES, G0, "locked");
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+		tap_diag("%s: VmLck is %ld kB after mlock", pts_me, kb);
+	bad += pts_check(c->base, 0, NPAGES, G0, "locked");
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	bad += must(munlock(c->base, SIZE), "munlock");
 	for (unsigned long i = 1; i < NPAGES; i += 4)
-		put(c->base + i * PAGE, i, G_ACTOR);
+		pts_put(c->base + i * PAGE, i, G_ACTOR);
 	return bad;
 }
 
@@ -520,16 +435,17 @@ static int grandchild(struct ctx *c, int sub)
 	if (pid < 0)
 		return must(-1, "fork");
 	if (!pid) {
-		me = "grandchild";
-		bad = check(c->base, 0, SUB_LO, G0, "below the range");
-		bad += check(c->base + SUB_LO * PAGE, SUB_LO, SUB_HI - SUB_LO,
-			     sub, "marked range");
-		bad += check(c->base + SUB_HI * PAGE, SUB_HI, NPAGES - SUB_HI,
-			     G0, "above the range");
-		fill(c->base, 0, SUB_LO, G_GRANDCHILD, 1);
-		fill(c->base + SUB_HI * PAGE, SUB_HI, NPAGES - SUB_HI,
-		     G_GRANDCHILD, 1);
-		bad += check(c->base, 0, SUB_LO, G_GRANDCHILD, "own writes");
+		pts_me = "grandchild";
+		bad = pts_check(c->base, 0, SUB_LO, G0, "below the range");
+		bad += pts_check(c->base + SUB_LO * PAGE, SUB_LO,
+				 SUB_HI - SUB_LO, sub, "marked range");
+		bad += pts_check(c->base + SUB_HI * PAGE, SUB_HI,
+				 NPAGES - SUB_HI, G0, "above the range");
+		pts_fill(c->base, 0, SUB_LO, G_GRANDCHILD, 1);
+		pts_fill(c->base + SUB_HI * PAGE, SUB_HI, NPAGES - SUB_HI,
+			 G_GRANDCHILD, 1);
+		bad += pts_check(c->base, 0, SUB_LO, G_GRANDCHILD,
+				 "own writes");
 		fflush(stdout);
 		_exit(bad ? 1 : 0);
 	}
@@ -547,8 +463,8 @@ static int wipe_or_dont_fork(struct ctx *c, int advice, int sub)
 		return skip(errno == EINVAL ? "madvise advice not supported" :
 			    strerror(errno));
 	bad = grandchild(c, sub);
-	bad += check(c->base, 0, NPAGES, G0, "after the grandchild");
-	fill(c->base, 0, NPAGES, G_ACTOR, 2);
+	bad += pts_check(c->base, 0, NPAGES, G0, "after the grandchild");
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 2);
 	return bad;
 }
 
@@ -576,7 +492,7 @@ static int procmem_write(struct ctx *c)
 	if (fd < 0)
 		return skip("cannot open /proc/self/mem");
 	for (unsigned long i = 0; i < NPAGES; i += 5) {
-		uint64_t v[2] = { val(i, G_ACTOR), ~val(i, G_ACTOR) };
+		uint64_t v[2] = { pts_val(i, G_ACTOR), ~pts_val(i, G_ACTOR) };
 		off_t off = (off_t)(uintptr_t)(c->base + i * PAGE);
 
 		if (pwrite(fd, &v[0], 8, off) != 8 ||
@@ -585,7 +501,8 @@ static int procmem_write(struct ctx *c)
 	}
 	close(fd);
 	if (bad)
-		tap_diag("%s: %d pwrites to /proc/self/mem failed", me, bad);
+		tap_diag("%s: %d pwrites to /proc/self/mem failed", pts_me,
+			 bad);
 	return bad;
 }
 
@@ -611,19 +528,19 @@ static int vm_writev(struct ctx *c)
 	int bad = 0;
 
 	for (unsigned long i = 0; i < NPAGES; i += 5) {
-		uint64_t v[2] = { val(i, G_ACTOR), ~val(i, G_ACTOR) };
+		uint64_t v[2] = { pts_val(i, G_ACTOR), ~pts_val(i, G_ACTOR) };
 		struct iovec l[2] = { { &v[0], 8 }, { &v[1], 8 } };
 		struct iovec r[2] = { { c->base + i * PAGE, 8 },
 				      { c->base + i * PAGE + PAGE - 8, 8 } };
 
-		if (process_vm_writev(c->peer, l, 2, r, 2, 0) == 16)
+		if (process_vm_writev(c->d.peer, l, 2, r, 2, 0) == 16)
 			continue;
 		if (errno == ENOSYS || errno == EPERM)
 			return skip(strerror(errno));
 		bad++;
 	}
 	if (bad)
-		tap_diag("%s: %d process_vm_writev calls failed", me, bad);
+		tap_diag("%s: %d process_vm_writev calls failed", pts_me, bad);
 	return bad;
 }
 
@@ -637,27 +554,30 @@ static int ptrace_poke(struct ctx *c)
 {
 	int status, bad = 0;
 
-	if (ptrace(PTRACE_ATTACH, c->peer, 0, 0))
+	if (ptrace(PTRACE_ATTACH, c->d.peer, 0, 0))
 		return skip(strerror(errno));
-	if (waitpid(c->peer, &status, __WALL) != c->peer || !WIFSTOPPED(status)) {
-		ptrace(PTRACE_DETACH, c->peer, 0, 0);
+	if (waitpid(c->d.peer, &status, __WALL) != c->d.peer ||
+	    !WIFSTOPPED(status)) {
+		ptrace(PTRACE_DETACH, c->d.peer, 0, 0);
 		return must(-1, "waiting for the tracee to stop");
 	}
 	for (unsigned long i = 0; i < NPAGES; i += 7) {
 		char *p = c->base + i * PAGE;
 
-		bad += ptrace(PTRACE_POKEDATA, c->peer, p,
-			      (void *)val(i, G_ACTOR)) != 0;
-		bad += ptrace(PTRACE_POKEDATA, c->peer, p + PAGE - 8,
-			      (void *)~val(i, G_ACTOR)) != 0;
+		bad += ptrace(PTRACE_POKEDATA, c->d.peer, p,
+			      (void *)pts_val(i, G_ACTOR)) != 0;
+		bad += ptrace(PTRACE_POKEDATA, c->d.peer, p + PAGE - 8,
+			      (void *)~pts_val(i, G_ACTOR)) != 0;
 	}
 	errno = 0;
-	if ((uint64_t)ptrace(PTRACE_PEEKDATA, c->peer, c->base + 7 * PAGE, 0) !=
-	    val(7, G_ACTOR))
+	if ((uint64_t)ptrace(PTRACE_PEEKDATA, c->d.peer, c->base + 7 * PAGE,
+			     0) !=
+	    pts_val(7, G_ACTOR))
 		bad++;
 	if (bad)
-		tap_diag("%s: %d POKEDATA/PEEKDATA failed or mismatched", me, bad);
-	bad += must(ptrace(PTRACE_DETACH, c->peer, 0, 0), "PTRACE_DETACH");
+		tap_diag("%s: %d POKEDATA/PEEKDATA failed or mismatched",
+			 pts_me, bad);
+	bad += must(ptrace(PTRACE_DETACH, c->d.peer, 0, 0), "PTRACE_DETACH");
 	return bad;
 }
 
@@ -695,7 +615,7 @@ static int soft_dirty(struct ctx *c)
 		return skip("cannot clear soft-dirty bits");
 	}
 	close(fd);
-	fill(c->base, 0, NPAGES, G_ACTOR, 3);
+	pts_fill(c->base, 0, NPAGES, G_ACTOR, 3);
 	return 0;
 }
 
@@ -720,7 +640,7 @@ static unsigned long extra_soft_dirty(struct ctx *c, int actor)
 		if (!!(pm[i] & PM_SOFT_DIRTY) == want)
 			continue;
 		if (bad++ < 3)
-			tap_diag("%s: page %lu is %ssoft-dirty", me, i,
+			tap_diag("%s: page %lu is %ssoft-dirty", pts_me, i,
 				 want ? "not " : "");
 	}
 	return bad;
@@ -755,20 +675,6 @@ static const struct op ops[] = {
 	  .extra = extra_soft_dirty },
 };
 
-static void signal_peer(struct ctx *c)
-{
-	write(c->to_peer, "x", 1);
-}
-
-/* Returns when the peer signals, or has exited (EOF). */
-static void wait_peer(struct ctx *c)
-{
-	char x;
-
-	while (read(c->from_peer, &x, 1) < 0 && errno == EINTR)
-		;
-}
-
 /* The actor's view of every page, after the operation. */
 static unsigned long expect(const struct op *op, struct ctx *c)
 {
@@ -779,7 +685,7 @@ static unsigned long expect(const struct op *op, struct ctx *c)
 		char *p = op->addr && g != HOLE ? op->addr(c, i) :
 			  c->base + i * PAGE;
 
-		if (bad_page(p, i, g, bad < 3 ? op->name : NULL))
+		if (pts_bad_page(p, i, g, bad < 3 ? op->name : NULL))
 			bad++;
 	}
 	if (op->extra)
@@ -792,14 +698,14 @@ static int actor(const struct op *op, struct ctx *c)
 	unsigned long bad = 0;
 	int r = -1;
 
-	wait_peer(c);			/* the observer's remote writes are done */
+	duo_wait(&c->d);		/* the observer's remote writes are done */
 	if (!skip_why[0]) {
 		r = op->apply(c);
 		if (r >= 0)
 			bad = r + expect(op, c);
 	}
-	signal_peer(c);
-	wait_peer(c);			/* the observer has written its copy */
+	duo_signal(&c->d);
+	duo_wait(&c->d);		/* the observer has written its copy */
 	if (r < 0)
 		return RES_SKIP;
 	bad += expect(op, c);
@@ -815,69 +721,42 @@ static int observer(const struct op *op, struct ctx *c)
 		r = op->remote(c);
 	if (r > 0)
 		bad += r;
-	signal_peer(c);
-	wait_peer(c);			/* the actor is done */
-	bad += check(c->base, 0, NPAGES, G0, "observer before writing");
+	duo_signal(&c->d);
+	duo_wait(&c->d);		/* the actor is done */
+	bad += pts_check(c->base, 0, NPAGES, G0, "observer before writing");
 	if (op->extra && !skip_why[0])
 		bad += op->extra(c, 0);
-	fill(c->base, 0, NPAGES, G_OBSERVER, 1);
-	bad += check(c->base, 0, NPAGES, G_OBSERVER, "observer's own writes");
-	signal_peer(c);
+	pts_fill(c->base, 0, NPAGES, G_OBSERVER, 1);
+	bad += pts_check(c->base, 0, NPAGES, G_OBSERVER,
+			 "observer's own writes");
+	duo_signal(&c->d);
 	return bad ? RES_FAIL : (r < 0 ? RES_SKIP : RES_OK);
 }
 
 static void run(const struct op *op, int in_parent)
 {
-	const char *side = in_parent ? "in-parent" : "in-child";
 	struct ctx c = { 0 };
-	int p2c[2], c2p[2], status, r, rc;
-	pid_t pid;
+	char name[64];
+	int r;
 
-	c.base = map_aligned(SIZE + op->room, PROT_READ | PROT_WRITE);
-	if (!c.base || pipe(p2c) || pipe(c2p)) {
-		tap_result(0, "%s/%s (setup: %s)", op->name, side, strerror(errno));
+	snprintf(name, sizeof(name), "%s/%s", op->name,
+		 in_parent ? "in-parent" : "in-child");
+	c.base = pts_map_aligned(SIZE + op->room, PROT_READ | PROT_WRITE);
+	if (!c.base) {
+		tap_result(0, "%s (setup: %s)", name, strerror(errno));
 		return;
 	}
 	if (op->room)
 		munmap(c.base + SIZE, op->room);
-	fill(c.base, 0, NPAGES, G0, 1);
+	pts_fill(c.base, 0, NPAGES, G0, 1);
 	skip_why[0] = 0;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		tap_result(0, "%s/%s (fork: %s)", op->name, side, strerror(errno));
+	if (duo_fork(&c.d) < 0) {
+		tap_result(0, "%s (fork: %s)", name, strerror(errno));
 		return;
 	}
-	if (!pid) {
-		me = "child";
-		close(p2c[1]);
-		close(c2p[0]);
-		c.peer = getppid();
-		c.to_peer = c2p[1];
-		c.from_peer = p2c[0];
-		r = in_parent ? observer(op, &c) : actor(op, &c);
-		fflush(stdout);
-		_exit(r);
-	}
-	c.peer = pid;
-	c.to_peer = p2c[1];
-	c.from_peer = c2p[0];
-	close(p2c[0]);
-	close(c2p[1]);
-	r = in_parent ? actor(op, &c) : observer(op, &c);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		rc = RES_FAIL;
-	else
-		rc = WEXITSTATUS(status);
-	if (r == RES_FAIL || rc == RES_FAIL || rc > RES_SKIP)
-		tap_result(0, "%s/%s", op->name, side);
-	else if (r == RES_SKIP || rc == RES_SKIP)
-		tap_skip(skip_why[0] ? skip_why : "unsupported", "%s/%s",
-			 op->name, side);
-	else
-		tap_result(1, "%s/%s", op->name, side);
-	close(p2c[1]);
-	close(c2p[0]);
+	r = c.d.child == in_parent ? observer(op, &c) : actor(op, &c);
+	r = duo_end(&c.d, r);
+	duo_report(r, skip_why[0] ? skip_why : "unsupported", name);
 	munmap(c.base, SIZE + op->room);	/* with what grew into the room */
 	if (c.extra)
 		munmap(c.extra, c.extra_len);

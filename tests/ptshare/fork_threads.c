@@ -33,7 +33,6 @@ static void __attribute__((constructor)) force_sharing(void)
 }
 
 #define PAGE		4096UL
-#define PMD		(2UL << 20)
 #define NTHREADS	4
 #define SLICE		(5UL << 19)		/* 2.5 MiB: slices share tables */
 #define SIZE		(NTHREADS * SLICE)	/* 10 MiB, 5 tables */
@@ -192,23 +191,6 @@ static unsigned long parent_check(void)
 	return bad;
 }
 
-/* Maps n bytes at a 2 MiB boundary, with 4 KiB PTEs. */
-static void *map_aligned(size_t n)
-{
-	char *p = mmap(NULL, n + PMD, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *a;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(PMD - 1));
-	if (a > p)
-		munmap(p, a - p);
-	munmap(a + n, p + PMD - a);
-	madvise(a, n, MADV_NOHUGEPAGE);
-	return a;
-}
-
 int main(void)
 {
 	pthread_t th[NTHREADS];
@@ -216,7 +198,7 @@ int main(void)
 	unsigned long seen[NTHREADS] = { 0 };
 	uint64_t sweeps = 0;
 
-	mem = map_aligned(SIZE);
+	mem = (uint64_t *)pts_map_aligned(SIZE, PROT_READ | PROT_WRITE);
 	if (!mem) {
 		perror("mmap");
 		return 1;

@@ -20,18 +20,24 @@
 static int pts_saved_mode = -1;
 static pid_t pts_mode_owner;
 
-/* vm.pt_share, or -1 on a kernel without ptshare. */
-static inline int pts_mode(void)
+/* The number a file such as a sysctl or sysfs knob holds, or -1. */
+static inline long pts_read_long(const char *path)
 {
-	FILE *f = fopen(PTS_MODE_FILE, "r");
-	int mode = -1;
+	FILE *f = fopen(path, "r");
+	long v = -1;
 
 	if (!f)
 		return -1;
-	if (fscanf(f, "%d", &mode) != 1)
-		mode = -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
 	fclose(f);
-	return mode;
+	return v;
+}
+
+/* vm.pt_share, or -1 on a kernel without ptshare. */
+static inline int pts_mode(void)
+{
+	return pts_read_long(PTS_MODE_FILE);
 }
 
 static inline int pts_set_mode(int mode)
@@ -120,24 +126,46 @@ static inline long pts_status_kb(const char *field)
 	return pts_proc_kb("/proc/self/status", field);
 }
 
+/* Private anonymous memory of n bytes at a PTE table boundary, or NULL. */
+static inline char *pts_map_at_table(size_t n, int prot)
+{
+	char *raw, *p;
+
+	raw = mmap(NULL, n + PTS_PMD, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((unsigned long)raw + PTS_PMD - 1) & ~(PTS_PMD - 1));
+	if (p > raw)
+		munmap(raw, p - raw);
+	munmap(p + n, raw + n + PTS_PMD - (p + n));
+	return p;
+}
+
+/*
+ * As pts_map_at_table(), asking for 4 KiB pages only; the tests that use it
+ * report a failed mmap as a failed case and go on if MADV_NOHUGEPAGE fails.
+ */
+static inline char *pts_map_aligned(size_t n, int prot)
+{
+	char *p = pts_map_at_table(n, prot);
+
+	if (p)
+		madvise(p, n, MADV_NOHUGEPAGE);
+	return p;
+}
+
 /*
  * Private anonymous read-write memory of n bytes at a PTE table boundary,
  * mapped with 4 KiB pages only. Exits on failure.
  */
 static inline char *pts_map_tables(size_t n)
 {
-	char *raw, *p;
+	char *p = pts_map_at_table(n, PROT_READ | PROT_WRITE);
 
-	raw = mmap(NULL, n + PTS_PMD, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED) {
+	if (!p) {
 		perror("mmap");
 		exit(1);
 	}
-	p = (char *)(((unsigned long)raw + PTS_PMD - 1) & ~(PTS_PMD - 1));
-	if (p > raw)
-		munmap(raw, p - raw);
-	munmap(p + n, raw + n + PTS_PMD - (p + n));
 	if (madvise(p, n, MADV_NOHUGEPAGE)) {
 		perror("madvise(MADV_NOHUGEPAGE)");
 		exit(1);
