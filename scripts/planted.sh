@@ -39,6 +39,7 @@ trap revert EXIT INT TERM
 caught=0 missed=0
 : >"$BUILD/planted.txt"
 for p in "$@"; do
+	p=$(cd "$(dirname "$p")" && pwd)/$(basename "$p")
 	name=$(basename "$p" .patch)
 	only=$(trailer "$p" Caught-by "")
 	flavour=planted
@@ -60,11 +61,12 @@ for p in "$@"; do
 		tr '\n' ' ')
 	if [ -n "$failed" ]; then
 		caught=$((caught + 1))
-		echo "CAUGHT $name # failed: $failed"
+		line="CAUGHT $name # failed: $failed"
 	else
 		missed=$((missed + 1))
-		echo "MISSED $name # ran: $only (log: $BUILD/planted-$name.log)"
-	fi | tee -a "$BUILD/planted.txt"
+		line="MISSED $name # ran: $only (log: $BUILD/planted-$name.log)"
+	fi
+	echo "$line" | tee -a "$BUILD/planted.txt"
 done
 echo "$caught caught, $missed missed"
 [ "$missed" = 0 ]
