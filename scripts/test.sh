@@ -80,6 +80,15 @@ esac >>"$run/cases.txt"
 # A narrowed run cannot miss the cases it did not mean to run.
 [ -z "${ONLY:-}" ] || sed -i '/ # missing: /d' "$run/verdict.txt"
 cat "$run/verdict.txt"
+# What a failed test printed last, so that a CI log alone can be read.
+sed -n 's|^FAIL \([a-z]*\)/\([^/ ]*\)/.*|\1/\2|p' "$run/verdict.txt" | sort -u |
+while read -r t; do
+	f=$run/share/results/$t.out
+	[ -f "$f" ] || continue
+	echo "--- $t: what it printed around its failures ($f)"
+	{ grep -B 6 -E '^(not ok|Bail out)' "$f" || tail -n 10 "$f"; } |
+		tail -n 30 | sed 's/^/| /'
+done
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-test"
 pass=$(grep -c '^PASS ' "$run/verdict.txt" || true)
 fail=$(grep -c '^FAIL ' "$run/verdict.txt" || true)

@@ -11,6 +11,11 @@ mkdir -p "$results"
 grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	[ -n "${ONLY:-}" ] && case " $ONLY " in *" $name "*) ;; *) continue ;; esac
 	echo "=== start $name"
+	# As run_vmtests.sh does: drop the page cache and compact free memory,
+	# so that what a test gets from the huge page allocator does not
+	# depend on the tests that ran before it.
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
 	start=$(date +%s)
 	# Output goes to tmpfs first: writes to the 9p share pin the writer's
 	# pages (MMF_HAS_PINNED), and an mm that ever pinned never shares
@@ -25,6 +30,4 @@ grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	rm -f "/tmp/plan-$name.out"
 	echo "$rc" >"$results/$name.rc"
 	echo "=== $name rc=$rc secs=$(( $(date +%s) - start ))"
-	# Leave the next test a clean slate.
-	echo 3 >/proc/sys/vm/drop_caches
 done
