@@ -12,7 +12,8 @@
 # Environment: FLAVOUR (ptshare), SEEDS (10), FUZZ_SEED0 (1), FUZZ_OPS
 # (ops of the first process per seed, 200), FUZZ_DEPTH (3), FUZZ_TIMEOUT
 # (seconds for the whole boot, default from SEEDS and FUZZ_OPS),
-# BUILD_KERNEL (1; 0 uses the kernel already built).
+# BUILD_KERNEL (1; 0 uses the kernel already built), FUZZ_FAIL (a
+# percentage: that share of the unshare allocations fail, fail_ptshare).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -21,7 +22,11 @@ seeds=${SEEDS:-10}
 seed0=${FUZZ_SEED0:-1}
 ops=${FUZZ_OPS:-200}
 depth=${FUZZ_DEPTH:-3}
-case "$seeds$seed0$ops$depth" in *[!0-9]*) die "SEEDS, FUZZ_SEED0, FUZZ_OPS and FUZZ_DEPTH take numbers" ;; esac
+failpct=${FUZZ_FAIL:-}
+case "$seeds$seed0$ops$depth$failpct" in
+*[!0-9]*) die "SEEDS, FUZZ_SEED0, FUZZ_OPS, FUZZ_DEPTH and FUZZ_FAIL take numbers" ;;
+esac
+[ -z "$failpct" ] || [ "$flavour" != vanilla ] || die "FUZZ_FAIL needs a ptshare kernel"
 # Under TCG a seed of 200 ops takes 10-60 s; leave room.
 tmo=${FUZZ_TIMEOUT:-$((300 + seeds * (ops + 60)))}
 
@@ -42,7 +47,7 @@ set +e
 # The fuzzer's output goes to tmpfs first: writes to the 9p share pin pages.
 "$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -m 3072 \
 	${append:+--append "$append"} -- \
-	"cd /ptshare && ./fuzz-run -n $ops -d $depth $seed0 $seeds >/tmp/fuzz.out 2>&1; rc=\$?; cp /tmp/fuzz.out /host/fuzz.out; exit \$rc" \
+	"cd /ptshare && ./fuzz-run -n $ops -d $depth ${failpct:+-F $failpct} $seed0 $seeds >/tmp/fuzz.out 2>&1; rc=\$?; cp /tmp/fuzz.out /host/fuzz.out; exit \$rc" \
 	>"$run/console.out" 2>&1
 grc=$?
 set -e

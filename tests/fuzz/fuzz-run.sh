@@ -6,16 +6,22 @@
 #   fuzz: S seeds, O ops, P processes, V violations
 # With -S, a first case checks that the fuzzer does report a difference:
 # it corrupts one shadow value (fuzz -X) and must see a violation.
+# With -F PCT, PCT percent of the unshare allocations fail while the seeds
+# run (fail_ptshare, see Documentation/admin-guide/mm/ptshare.rst): a
+# syscall may then return ENOMEM, which the fuzzer models as "nothing
+# changed", and a fault retries. A last case checks that nothing leaked:
+# page-table and anonymous pages return to where they were before the run.
 # Exit status 0 only if every case passed.
-# Usage: fuzz-run [-S] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT
-ops=200 extra= selfcheck=
-while getopts Sn:d:X: o; do
+# Usage: fuzz-run [-S] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT
+ops=200 extra= selfcheck= failpct=
+while getopts SF:n:d:X: o; do
 	case $o in
 	S) selfcheck=1 ;;
+	F) failpct=$OPTARG ;;
 	n) ops=$OPTARG ;;
 	d) extra="$extra -d $OPTARG" ;;
 	X) extra="$extra -X $OPTARG" ;;
-	*) echo "usage: fuzz-run [-S] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT" >&2; exit 2 ;;
+	*) echo "usage: fuzz-run [-S] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -26,6 +32,26 @@ bin=$(dirname "$0")/fuzz
 counters() {
 	awk '/^ptshare_(fork_shared|unshare_copy|unshare_reuse|zap_drop) / { printf "%s ", $2 }' /proc/vmstat
 }
+
+# Fault injection into the unshare allocation (-F).
+fi_dir=/sys/kernel/debug/fail_ptshare
+inject() { # PCT: 0 turns it off
+	echo "$1" >$fi_dir/probability && echo 1 >$fi_dir/interval &&
+		echo -1 >$fi_dir/times && echo 0 >$fi_dir/verbose
+}
+# Page-table and anonymous pages, with the page cache dropped.
+footprint() {
+	echo 3 >/proc/sys/vm/drop_caches
+	awk '/^nr_page_table_pages / { t = $2 } /^nr_anon_pages / { a = $2 }
+		END { print t, a }' /proc/vmstat
+}
+if [ -n "$failpct" ]; then
+	case "$failpct" in *[!0-9]*|'') echo "fuzz-run: -F takes a percentage" >&2; exit 2 ;; esac
+	[ -d $fi_dir ] || { echo "fuzz-run: no $fi_dir on this kernel" >&2; exit 2; }
+	fp0=$(footprint)
+	fail0=$(awk '/^ptshare_unshare_fail / { print $2 }' /proc/vmstat)
+	inject "$failpct" || { echo "fuzz-run: cannot set up $fi_dir" >&2; exit 2; }
+fi
 
 i=0 tops=0 tprocs=0 tviol=0 failed=0 tshared=0 n=0
 if [ -n "$selfcheck" ]; then
@@ -82,7 +108,26 @@ while [ "$i" -lt "$count" ]; do
 	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs$pts"
 	rm -f "$out"
 done
-echo "1..$((n + count))"
+extra_cases=0
+if [ -n "$failpct" ]; then
+	inject 0
+	nfail=$(($(awk '/^ptshare_unshare_fail / { print $2 }' /proc/vmstat) - fail0))
+	fp1=$(footprint)
+	# shellcheck disable=SC2086
+	set -- $fp0 $fp1
+	# The shell and awk that measure are the only processes that come and
+	# go between the two readings: allow them a few pages.
+	extra_cases=1
+	if [ $(($3 - $1)) -le 4 ] && [ $(($4 - $2)) -le 64 ]; then
+		echo "ok $((n + count + 1)) no-leak-after-fault-injection"
+	else
+		failed=$((failed + 1))
+		echo "not ok $((n + count + 1)) no-leak-after-fault-injection"
+	fi
+	echo "# fault injection: $failpct% of unshare allocations, $nfail failed;" \
+		"page-table pages $1 -> $3, anon pages $2 -> $4"
+fi
+echo "1..$((n + count + extra_cases))"
 [ -z "$(counters)" ] || echo "# PTE tables shared at fork: $tshared"
 echo "fuzz: $count seeds, $tops ops, $tprocs processes, $tviol violations"
 [ "$failed" = 0 ]
