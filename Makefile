@@ -11,12 +11,16 @@
 #   make shell FLAVOUR=x    boot a kernel with an interactive shell
 #   make fuzz SEEDS=N       the differential fuzzer in QEMU for N seeds
 #                           (FUZZ_SEED0, FUZZ_OPS; FLAVOUR=vanilla to compare)
+#   make soak MINUTES=N     N minutes of fork/exec storm, swapping memory
+#                           workers and the fuzzer (SOAK_FAIL=PCT injects
+#                           unshare allocation failures)
 #   make export             export build/linux commits into patches/
 #   make tree               (re)create build/linux from patches/
 FLAVOUR ?= ptshare
 PT_SHARE ?= 2
 QUICK ?= 0
 SEEDS ?= 10
+MINUTES ?= 10
 
 bench:
 	QUICK=$(QUICK) KERNELS="$(KERNELS)" scripts/bench.sh
@@ -40,6 +44,9 @@ shell: kernel
 fuzz:
 	FLAVOUR=$(FLAVOUR) SEEDS=$(SEEDS) scripts/fuzz.sh
 
+soak:
+	FLAVOUR=$(FLAVOUR) MINUTES=$(MINUTES) scripts/soak.sh
+
 export:
 	scripts/export.sh
 
@@ -47,4 +54,4 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-.PHONY: bench test baseline kernel shell fuzz export tree
+.PHONY: bench test baseline kernel shell fuzz soak export tree

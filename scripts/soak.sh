@@ -1,0 +1,62 @@
+#!/bin/sh
+# make soak: build the ptshare kernel (unless BUILD_KERNEL=0), the tests and
+# the rootfs, boot with vm.pt_share=2 in a 2 GiB guest (with 1 GiB of zram
+# swap) and run tests/soak/soak-run.sh for MINUTES: a fork/exec storm and
+# memory workers that fork over more memory than RAM and check every page,
+# beside the differential fuzzer, one seed after another.
+# Prints the failed seeds, the counts, and as its last line
+#   soak: M minutes, S seeds, O ops, P processes, F forks, E execs,
+#         C pages checked, W pages swapped out, V violations
+# Exit status 0 only if V is 0 and the kernel log is clean.
+#
+# Environment: MINUTES (10), SOAK_FAIL (a percentage of unshare allocations
+# to fail, fail_ptshare), SOAK_MIB (memory per memory worker, 512),
+# FLAVOUR (ptshare, or debug), BUILD_KERNEL (1).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+flavour=${FLAVOUR:-ptshare}
+minutes=${MINUTES:-10}
+failpct=${SOAK_FAIL:-}
+mib=${SOAK_MIB:-512}
+case "$minutes$mib$failpct" in
+*[!0-9]*|'') die "MINUTES, SOAK_MIB and SOAK_FAIL take numbers" ;;
+esac
+[ "$flavour" != vanilla ] || die "the soak needs a ptshare kernel (FLAVOUR=ptshare or debug)"
+[ "$minutes" -gt 0 ] || die "MINUTES must be at least 1"
+
+"$ROOT/scripts/deps.sh"
+if [ "${BUILD_KERNEL:-1}" = 1 ]; then
+	"$ROOT/scripts/tree.sh"
+	"$ROOT/scripts/build-kernel.sh" "$flavour"
+fi
+make -s -C "$ROOT/tests/ptshare" OUT="$BUILD/ptshare-tests"
+"$ROOT/scripts/mkrootfs.sh"
+
+run=$BUILD/runs/soak-$flavour-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run"
+# The last fuzz seed may start just before the end: leave it room.
+tmo=$((minutes * 60 + 900))
+log "soak: $minutes min on $flavour (vm.pt_share=2${failpct:+, $failpct% unshare allocations failing}); timeout ${tmo}s"
+set +e
+"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -m 2048 \
+	--append sysctl.vm.pt_share=2 -- \
+	"cd /ptshare && ./soak-run ${failpct:+-F $failpct} -M $mib $minutes >/tmp/soak.out 2>&1; rc=\$?; cp /tmp/soak.out /host/soak.out; exit \$rc" \
+	>"$run/console.out" 2>&1
+grc=$?
+set -e
+ln -sfn "$(basename "$run")" "$BUILD/runs/latest-soak"
+
+res=$run/share/soak.out
+[ -f "$res" ] || : >"$res"
+grep -v '^soak: ' "$res" || true
+case $grc in
+0|1) ;;
+124) echo "FAIL kernel/guest # hung: killed after ${tmo}s" ;;
+125) echo "FAIL kernel/guest # crashed: no exit status" ;;
+126) echo "FAIL kernel/log # WARN/BUG/oops in console.log" ;;
+*) echo "FAIL soak-run # exit status $grc" ;;
+esac
+echo "results: $run"
+grep '^soak: ' "$res" || echo "soak: $minutes minutes, no summary (see $run/console.out)"
+[ "$grc" = 0 ]
