@@ -57,13 +57,7 @@ res=$run/share/fuzz.out
 [ -f "$res" ] || : >"$res"
 # Per seed: "ok"/"not ok" with the fuzzer's report, and the stats line.
 grep -v '^fuzz: \|^1\.\.' "$res" || true
-case $grc in
-0|1) ;;
-124) echo "FAIL kernel/guest # hung: killed after ${tmo}s" ;;
-125) echo "FAIL kernel/guest # crashed: no exit status" ;;
-126) echo "FAIL kernel/log # WARN/BUG/oops in console.log" ;;
-*) echo "FAIL fuzz-run # exit status $grc" ;;
-esac
+guest_verdict "$grc" "$tmo" fuzz-run
 echo "results: $run"
 # The summary from the per-seed lines, so that it is there even when the
 # guest died half-way.

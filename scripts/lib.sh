@@ -22,3 +22,16 @@ flavour_src() {
 	esac
 }
 flavour_out() { echo "$BUILD/out-$1"; }
+
+# The verdict line for run-guest.sh's exit status RC, in a run with a
+# timeout of TMO seconds whose guest command is called WHAT. Nothing for
+# 0 and 1: the guest command's own output says what passed and failed.
+guest_verdict() { # RC TMO WHAT
+	case $1 in
+	0|1) ;;
+	124) echo "FAIL kernel/guest # hung: killed after ${2}s" ;;
+	125) echo "FAIL kernel/guest # crashed: no exit status" ;;
+	126) echo "FAIL kernel/log # WARN/BUG/oops in console.log" ;;
+	*) echo "FAIL $3 # exit status $1" ;;
+	esac
+}

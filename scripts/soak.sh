@@ -50,13 +50,7 @@ ln -sfn "$(basename "$run")" "$BUILD/runs/latest-soak"
 res=$run/share/soak.out
 [ -f "$res" ] || : >"$res"
 grep -v '^soak: ' "$res" || true
-case $grc in
-0|1) ;;
-124) echo "FAIL kernel/guest # hung: killed after ${tmo}s" ;;
-125) echo "FAIL kernel/guest # crashed: no exit status" ;;
-126) echo "FAIL kernel/log # WARN/BUG/oops in console.log" ;;
-*) echo "FAIL soak-run # exit status $grc" ;;
-esac
+guest_verdict "$grc" "$tmo" soak-run
 echo "results: $run"
 grep '^soak: ' "$res" || echo "soak: $minutes minutes, no summary (see $run/console.out)"
 [ "$grc" = 0 ]
