@@ -621,6 +621,36 @@ static void op_munmap(void)
 	}
 }
 
+/*
+ * mprotect() works VMA by VMA: when it fails (ENOMEM) on one, those
+ * before it keep their new protection, on any kernel.  Read back what
+ * the kernel has for r, and return how many pages differed.
+ */
+static unsigned long sync_prot(struct region *r)
+{
+	unsigned long lo = (unsigned long)addr(r, 0), hi = (unsigned long)addr(r, r->n);
+	unsigned long s, e, i, n = 0;
+	char line[256], perm[5];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int prot;
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %4s", &s, &e, perm) != 3 || e <= lo || s >= hi)
+			continue;
+		prot = (perm[0] == 'r' ? PROT_READ : 0) | (perm[1] == 'w' ? PROT_WRITE : 0);
+		for (i = (s > lo ? s : lo); i < (e < hi ? e : hi); i += PAGE) {
+			struct pg *p = &r->pg[(i - lo) / PAGE];
+
+			n += p->prot != prot;
+			p->prot = prot;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
 static void op_mprotect(void)
 {
 	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE, PROT_READ | PROT_WRITE,
@@ -634,9 +664,13 @@ static void op_mprotect(void)
 	range(r, &a, &b);
 	prot = prots[rnd(5)];
 	rc = mprotect(addr(r, a), (b - a) * PAGE, prot);
-	oplog("mprotect r%ld [%lu,%lu) %d -> %d", (long)(r - reg), a, b, prot, rc);
-	if (rc)
+	oplog("mprotect r%ld [%lu,%lu) %d -> %d", (long)(r - reg), a, b, prot, rc ? -errno : 0);
+	if (rc) {
+		i = sync_prot(r);
+		if (i)
+			oplog("mprotect r%ld failed half-way: %lu pages changed", (long)(r - reg), i);
 		return;
+	}
 	for (i = a; i < b; i++)
 		r->pg[i].prot = prot;
 	check_range(r, a, b, 0);
@@ -743,16 +777,24 @@ static void op_mlock(void)
 	check_range(r, a, b, 0);
 }
 
-/* One VMA again before mremap: no mlock, one protection. */
-static void normalize(struct region *r)
+/*
+ * One VMA again before mremap: no mlock, one protection.  Both can fail
+ * (ENOMEM) when they must split a VMA or unshare a PTE table: then r is
+ * left as the kernel has it, and 0 is returned.
+ */
+static int normalize(struct region *r)
 {
 	unsigned long i;
 
-	munlock(addr(r, 0), r->n * PAGE);
-	if (mprotect(addr(r, 0), r->n * PAGE, PROT_READ | PROT_WRITE))
-		return;
+	if (munlock(addr(r, 0), r->n * PAGE) ||
+	    mprotect(addr(r, 0), r->n * PAGE, PROT_READ | PROT_WRITE)) {
+		oplog("mremap r%ld: normalize failed (%s), no mremap; %lu pages changed protection",
+		      (long)(r - reg), strerror(errno), sync_prot(r));
+		return 0;
+	}
 	for (i = 0; i < r->n; i++)
 		r->pg[i].prot = PROT_READ | PROT_WRITE;
+	return 1;
 }
 
 static void op_mremap(void)
@@ -771,7 +813,8 @@ static void op_mremap(void)
 		how = 3;
 	if (how == 3 && r->n < 2)
 		how = 0;
-	normalize(r);
+	if (!normalize(r))
+		return;
 	first = slot_first(r);
 	if (how == 2) {
 		extra = 1 + (rnd(2) ? rnd(2 * PMD_PAGES) : PMD_PAGES);

@@ -18,7 +18,10 @@
  *    are mapped by both processes, so they are shared);
  *  - ENOMEM: with the unshare allocation made to fail once
  *    (/sys/kernel/debug/fail_ptshare), mprotect() returns ENOMEM, the
- *    memory is intact in both processes, and a retry succeeds.
+ *    memory is intact in both processes, and a retry succeeds;
+ *  - ENOMEM half-way: over two VMAs, an mprotect() whose third unshare
+ *    fails changes neither VMA's protection, and an MADV_DONTNEED whose
+ *    unshare at the far edge fails zaps nothing in the first VMA.
  * On a kernel without ptshare the accounting cases are skipped.
  */
 #define _GNU_SOURCE
@@ -87,6 +90,41 @@ static int write_file(const char *path, const char *s)
 	if (fclose(f))
 		ret = -1;
 	return ret;
+}
+
+/* Make the next unshare allocations fail, after @pass of them succeed. */
+static int fail_after(const char *pass)
+{
+	return write_file(FAIL_DIR "/verbose", "0") ||
+	       write_file(FAIL_DIR "/interval", "1") ||
+	       write_file(FAIL_DIR "/times", "1") ||
+	       write_file(FAIL_DIR "/space", pass) ||
+	       write_file(FAIL_DIR "/probability", "100");
+}
+
+static void fail_off(void)
+{
+	write_file(FAIL_DIR "/probability", "0");
+	write_file(FAIL_DIR "/space", "0");
+}
+
+/* The "rwxp" permissions of the VMA at @addr, "" if none. */
+static const char *perms_at(void *addr)
+{
+	static char perms[5];
+	unsigned long s, e, a = (unsigned long)addr;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%lx-%lx %4s", &s, &e, perms) == 3 &&
+			s <= a && a < e;
+	if (f)
+		fclose(f);
+	if (!found)
+		perms[0] = 0;
+	return perms;
 }
 
 /* A child's report to the parent. */
@@ -297,6 +335,71 @@ static void test_enomem(void)
 	tap_result(bad(0, NPAGES, 3) == 0, "parent memory intact");
 }
 
+/*
+ * mprotect() and madvise() go VMA by VMA.  They must unshare for all of
+ * them before changing the first, or an ENOMEM would come half-way.
+ */
+static void test_enomem_vmas(void)
+{
+	char *half = mem + SIZE / 2;
+	pid_t pid;
+	int status, res = 0;
+
+	/* Two VMAs of 2 tables each, both shared at fork. */
+	if (madvise(half, SIZE / 2, MADV_DONTDUMP)) {
+		perror("madvise(MADV_DONTDUMP)");
+		exit(1);
+	}
+	fill(0, NPAGES, 5);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (!pid) {
+		int err, r = 0;
+
+		/* 2 unshares in the first VMA succeed, the third fails. */
+		if (fail_after("3"))
+			_exit(10);
+		err = mprotect(mem, SIZE, PROT_READ) ? errno : 0;
+		fail_off();
+		r |= (err == ENOMEM) << 0;
+		r |= (!strcmp(perms_at(mem), "rw-p") &&
+		      !strcmp(perms_at(half), "rw-p")) << 1;
+		if (!(r & 2))
+			tap_diag("child: mprotect -> %s, then %s and %s",
+				 err ? strerror(err) : "success",
+				 perms_at(mem), perms_at(half));
+
+		/* The unshare at the end, in the second VMA, fails. */
+		if (fail_after("0"))
+			_exit(10);
+		err = madvise(mem, SIZE - PTS_PAGE, MADV_DONTNEED) ? errno : 0;
+		fail_off();
+		r |= (err == ENOMEM) << 2;
+		r |= (bad(0, NPAGES, 5) == 0) << 3;
+		if (!(r & 8))
+			tap_diag("child: MADV_DONTNEED -> %s, %lu pages lost",
+				 err ? strerror(err) : "success",
+				 bad(0, NPAGES, 5));
+		fflush(stdout);
+		_exit(r);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) > 15)
+		tap_diag("child failed to set up fault injection (status %#x)",
+			 status);
+	else
+		res = WEXITSTATUS(status);
+	tap_result(res & 1, "mprotect over 2 VMAs: ENOMEM when the third unshare fails");
+	tap_result(res & 2, "mprotect ENOMEM changed neither VMA");
+	tap_result(res & 4, "MADV_DONTNEED over 2 VMAs: ENOMEM when the far edge's unshare fails");
+	tap_result(res & 8, "MADV_DONTNEED ENOMEM zapped nothing");
+	tap_result(bad(0, NPAGES, 5) == 0, "parent memory intact");
+	madvise(half, SIZE / 2, MADV_DODUMP);
+}
+
 int main(void)
 {
 	mem = pts_map_tables(SIZE);
@@ -312,5 +415,7 @@ int main(void)
 		tap_skip("no " FAIL_DIR, "ENOMEM from an unshare");
 	else
 		test_enomem();
+	if (!access(FAIL_DIR "/probability", W_OK))
+		test_enomem_vmas();
 	return tap_finish();
 }
