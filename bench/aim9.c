@@ -11,6 +11,12 @@
  * second.  Built static by default; "make dynamic" also builds it dynamic,
  * which mimics a normal process (more mappings: ld.so, libc, their data).
  * The param field records which one ran.
+ *
+ * -T TABLES adds that many PTE tables of private anonymous memory (2 MiB
+ * each, THP off) with -p PAGES pages present in each, and the parent
+ * writes one page of each table after every operation, as a process that
+ * uses its memory does.  Sweeping TABLES with vm.pt_share=0 and 2 shows
+ * from which size on sharing at fork pays: vm.pt_share_min_tables.
  */
 #include "bench.h"
 #include <sys/auxv.h>
@@ -22,18 +28,25 @@ struct opts {
 	double seconds;		/* run for this long, if iterations == 0 */
 	unsigned long iterations;
 	const char *exec_path;
+	unsigned long tables;	/* -T: extra PTE tables */
+	unsigned long pages;	/* -p: pages present per extra table */
+	char *mem;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: aim9 [-m fork|exec] [-d SECONDS | -n ITERATIONS] [-e PATH] [-h]\n"
+"usage: aim9 [-m fork|exec] [-d SECONDS | -n ITERATIONS] [-e PATH]\n"
+"            [-T TABLES] [-p PAGES] [-h]\n"
 "  -m  fork: fork + child _exit(0) + wait (AIM9 fork_test)\n"
 "      exec: fork + execl(PATH) in the child + wait (AIM9 exec_test)\n"
 "      (default fork)\n"
 "  -d  run for SECONDS of CLOCK_MONOTONIC (default 5; may be fractional)\n"
 "  -n  run exactly ITERATIONS operations instead\n"
 "  -e  program to exec (default: 'tiny' next to this program)\n"
+"  -T  add TABLES PTE tables (2 MiB each) of private memory, which the\n"
+"      parent writes one page of after every operation (default 0)\n"
+"  -p  pages present in each of those tables (default 16, at most 512)\n"
 "  -h  this help\n");
 }
 
@@ -60,8 +73,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->mode = MODE_FORK;
 	o->seconds = 5;
+	o->pages = 16;
 
-	while ((c = bench_getopt(argc, argv, "m:d:n:e:h", usage)) != -1) {
+	while ((c = bench_getopt(argc, argv, "m:d:n:e:T:p:h", usage)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "fork"))
@@ -83,6 +97,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'e':
 			o->exec_path = optarg;
 			break;
+		case 'T':
+			o->tables = bench_parse_ulong(optarg, c, 0, 4096);
+			break;
+		case 'p':
+			o->pages = bench_parse_ulong(optarg, c, 1,
+						     BENCH_PMD_SIZE / BENCH_PAGE_SIZE);
+			break;
 		}
 	}
 	if (!o->exec_path)
@@ -90,6 +111,51 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->mode == MODE_EXEC && access(o->exec_path, X_OK))
 		bench_die_errno("exec program %s (give one with -e)",
 				o->exec_path);
+}
+
+/*
+ * The -T tables: all pages touched, then all but the first -p of each
+ * table dropped again, which leaves the tables in place, sparse.
+ */
+static char *tables_setup(const struct opts *o)
+{
+	size_t keep = o->pages * BENCH_PAGE_SIZE;
+	unsigned long t;
+	char *mem;
+
+	mem = bench_mem_setup(o->tables * BENCH_PMD_SIZE, BENCH_MADV_OFF);
+	for (t = 0; t < o->tables && keep < BENCH_PMD_SIZE; t++)
+		if (madvise(mem + t * BENCH_PMD_SIZE + keep,
+			    BENCH_PMD_SIZE - keep, MADV_DONTNEED))
+			bench_die_errno("madvise(MADV_DONTNEED)");
+	return mem;
+}
+
+/* The parent uses its memory: one write into each -T table. */
+static void tables_write(const struct opts *o)
+{
+	static unsigned char val;
+	volatile char *p = o->mem;
+	unsigned long t;
+
+	val++;
+	for (t = 0; t < o->tables; t++)
+		p[t * BENCH_PMD_SIZE] = val;
+}
+
+/* VmPTE of this process in kB: what vm.pt_share_min_tables is compared to. */
+static long vmpte_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
 }
 
 /* One AIM9 operation: fork, let the child exit or exec, reap it. */
@@ -105,6 +171,7 @@ static void one_op(const struct opts *o)
 		_exit(o->mode == MODE_EXEC ? 127 : 0);
 	}
 	bench_reap(pid, NULL);
+	tables_write(o);
 }
 
 /*
@@ -148,6 +215,11 @@ int main(int argc, char **argv)
 		bench_param("seconds=%g", o.seconds);
 	/* AT_BASE is the dynamic loader's address, 0 for a static binary. */
 	bench_param("link=%s", getauxval(AT_BASE) ? "dynamic" : "static");
+	if (o.tables) {
+		bench_param("tables=%lu", o.tables);
+		bench_param("pages=%lu", o.pages);
+		o.mem = tables_setup(&o);
+	}
 
 	fflush(stdout);		/* nothing buffered may be inherited */
 	n = run(&o, &ns);
@@ -155,5 +227,6 @@ int main(int argc, char **argv)
 	bench_result(test, n / (ns / 1e9), "ops/s", n);
 	bench_result(o.mode == MODE_FORK ? "fork_test_us" : "exec_test_us",
 		     bench_ns_to_us(ns) / n, "us", n);
+	bench_result("vmpte_kb", vmpte_kb(), "kB", 1);
 	return 0;
 }
