@@ -4,8 +4,10 @@
 #   make test               build the ptshare kernel, run selftests + own tests;
 #                           the selftests with vm.pt_share=2, every eligible
 #                           table shared (PT_SHARE=0|1 for the other modes),
-#                           the own tests and the fuzzer force vm.pt_share=2
-#   make test FLAVOUR=debug the same on the debug kernel
+#                           the own tests and the fuzzer force vm.pt_share=2;
+#                           then a slice on the debug kernel (DEBUG_ONLY=...,
+#                           DEBUG_ONLY= to skip it)
+#   make test FLAVOUR=debug the whole suite on the debug kernel
 #   make baseline           run the selftests on vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
 #   make shell FLAVOUR=x    boot a kernel with an interactive shell
@@ -26,7 +28,7 @@ bench:
 	QUICK=$(QUICK) KERNELS="$(KERNELS)" scripts/bench.sh
 
 test:
-	PT_SHARE=$(PT_SHARE) scripts/test.sh -k $(FLAVOUR)
+	FLAVOUR=$(FLAVOUR) PT_SHARE=$(PT_SHARE) scripts/check.sh
 
 baseline:
 	scripts/baseline.sh
