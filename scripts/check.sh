@@ -54,9 +54,5 @@ else
 fi
 
 cat "$tmp"/*.out >"$tmp/all"
-pass=$(grep -c '^PASS ' "$tmp/all" || true)
-fail=$(grep -c '^FAIL ' "$tmp/all" || true)
-skip=$(grep -c '^SKIP ' "$tmp/all" || true)
 echo "# both runs together (ptshare suite and debug slice), $((($(date +%s) - start) / 60)) min"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+summarize "$tmp/all"

@@ -23,6 +23,16 @@ flavour_src() {
 }
 flavour_out() { echo "$BUILD/out-$1"; }
 
+# The last line of a test run: "N passed, N failed, N skipped", counted
+# from the PASS/FAIL/SKIP lines of FILE. Exit status 0 only if none failed.
+summarize() { # FILE
+	pass=$(grep -c '^PASS ' "$1" || true)
+	fail=$(grep -c '^FAIL ' "$1" || true)
+	skip=$(grep -c '^SKIP ' "$1" || true)
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ]
+}
+
 # The verdict line for run-guest.sh's exit status RC, in a run with a
 # timeout of TMO seconds whose guest command is called WHAT. Nothing for
 # 0 and 1: the guest command's own output says what passed and failed.

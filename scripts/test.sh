@@ -90,9 +90,5 @@ while read -r t; do
 		tail -n 30 | sed 's/^/| /'
 done
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-test"
-pass=$(grep -c '^PASS ' "$run/verdict.txt" || true)
-fail=$(grep -c '^FAIL ' "$run/verdict.txt" || true)
-skip=$(grep -c '^SKIP ' "$run/verdict.txt" || true)
 echo "results: $run"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+summarize "$run/verdict.txt"
