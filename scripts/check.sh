@@ -31,7 +31,8 @@ start=$(date +%s)
 run() {
 	name=$1 prefix=$2
 	shift 2
-	{ "$@"; echo $? >"$tmp/$name.rc"; } |
+	# set -e would end the subshell at a failing "$@" before the echo.
+	{ rc=0; "$@" || rc=$?; echo "$rc" >"$tmp/$name.rc"; } |
 		sed -E "s/^(PASS|FAIL|SKIP) /\1 $prefix/" | tee "$tmp/$name.out"
 	rc=$(cat "$tmp/$name.rc")
 	# A run that died before its verdict (a build that broke) is a failure.

@@ -51,6 +51,11 @@ for name in $names; do
 		if (line ~ /^transact_test /) {
 			why = substr(line, 15) (why != "" ? "; " why : ""); line = "transact_test"
 		}
+		# mrelease_test doubles its child until process_mrelease()
+		# catches it alive; the size it needed depends on timing.
+		if (line ~ /^Success reaping a child with [0-9]+MB/) {
+			why = substr(line, 25) (why != "" ? "; " why : ""); line = "Success reaping a child"
+		}
 		if (run != "") {
 			if (res == "SKIP") { why = line; gsub(/^[[:space:]]+|[[:space:]]+$/, "", why) }
 			line = run; run = ""
