@@ -7,7 +7,8 @@
  *
  *   fork       the fork() call in the parent only: the cost that ptshare
  *              removes by sharing PTE tables instead of copying them.
- *              The child _exits at once; it is reaped outside the timing.
+ *              The child waits on a pipe until the parent has read its
+ *              clock, then exits; it is reaped outside the timing.
  *   fork-exit  fork + child _exit + waitpid: adds the teardown of the
  *              child's mappings, which ptshare also changes.
  *   fork-exec  fork + execv(PATH) in the child + waitpid: the shell
@@ -162,22 +163,46 @@ static void __noreturn exec_child(const char *path)
 	_exit(127);
 }
 
+/*
+ * The child of fork: it waits on @fd until the parent has read its clock,
+ * so that a scheduler that runs the child first cannot put the child's
+ * exit (the teardown of its mappings) into the parent's fork time.
+ */
+static void __noreturn fork_child(int fd)
+{
+	char c;
+
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 /* One repetition; returns the timed interval in microseconds. */
 static double one_rep(const struct opts *o)
 {
 	uint64_t t0, t1;
+	int go[2] = { -1, -1 };
 	pid_t pid;
 
+	if (o->mode == MODE_FORK && pipe(go))
+		bench_die_errno("pipe");
 	t0 = bench_now_ns();
 	pid = do_fork();
 	if (!pid) {
 		if (o->mode == MODE_FORK_EXEC)
 			exec_child(o->exec_path);
+		if (o->mode == MODE_FORK) {
+			close(go[1]);
+			fork_child(go[0]);
+		}
 		_exit(0);
 	}
 	if (o->mode == MODE_FORK) {
 		/* Only the parent's return from fork() is timed. */
 		t1 = bench_now_ns();
+		/* EOF on the pipe lets the child exit. */
+		close(go[1]);
+		close(go[0]);
 		bench_reap(pid, NULL);
 	} else {
 		bench_reap(pid, NULL);
