@@ -2,7 +2,8 @@
 # The benchmark suite (make bench): build the vanilla and ptshare kernels,
 # boot each in QEMU under icount (deterministic virtual time), run the
 # in-guest suite (tests/guest/bench.sh), and write results/<run-id>/ with
-# results.jsonl, results.tsv, report.md and each kernel's console log.
+# results.jsonl, results.tsv, report.md, each kernel's console log and the
+# kernel profiles of suites 1-3 (profiles/KERNEL/SUITE.txt).
 #
 # Usage: scripts/bench.sh          full suite
 #        QUICK=1 scripts/bench.sh  a subset, a few minutes per kernel
@@ -43,15 +44,16 @@ res=$ROOT/results/$id
 mkdir -p "$res"
 : >"$res/results.tsv"
 for spec in $kernels; do
-	flavour=${spec%%:*} mode=default append=
+	# profile=2: kernel profiles of suites 1-3 (scripts/profile.sh)
+	flavour=${spec%%:*} mode=default append=profile=2
 	case $spec in
-	*:*) mode=${spec#*:} append="sysctl.vm.pt_share=$mode" ;;
+	*:*) mode=${spec#*:} append="$append sysctl.vm.pt_share=$mode" ;;
 	esac
 	k=$(echo "$spec" | tr : -)
 	run=$BUILD/runs/bench-$k-$id
 	start=$(date +%s)
 	"$ROOT/scripts/run-guest.sh" -k "$flavour" --icount -m "$mem" -t "$tmo" -o "$run" \
-		${append:+--append "$append"} \
+		--append "$append" \
 		-- "bench.sh $quick >/host/bench.txt" >"$run.out" 2>&1 ||
 		die "$k: benchmark run failed: $(tail -1 "$run.out") (log: $run/console.log)"
 	wall=$(( $(date +%s) - start ))
@@ -63,6 +65,13 @@ for spec in $kernels; do
 			f["param"], f["metric"], f["value"], f["unit"], f["reps"]
 	}' "$run/share/bench.txt" >>"$res/results.tsv"
 	printf 'run\tboot\t%s\t%s\t-\twall_s\t%s\ts\t1\n' "$k" "$mode" "$wall" >>"$res/results.tsv"
+	for b in "$run"/share/profile-*.bin; do
+		[ -f "$b" ] || continue
+		mkdir -p "$res/profiles/$k"
+		suite=${b##*/profile-}
+		"$ROOT/scripts/profile.sh" "$b" "$(flavour_out "$flavour")/System.map" \
+			>"$res/profiles/$k/${suite%.bin}.txt"
+	done
 	log "$k: $(grep -c "	$k	" "$res/results.tsv") results, ${wall}s wall"
 done
 
@@ -71,6 +80,7 @@ awk -F'\t' '{
 		$1, $2, $3, $4, $5, $6, $7, $8, $9
 }' "$res/results.tsv" >"$res/results.jsonl"
 "$ROOT/scripts/report.sh" "$res/results.tsv" "$labels" "$quick" >"$res/report.md"
+"$ROOT/scripts/profile-report.sh" "$res" "$labels" >>"$res/report.md"
 "$ROOT/scripts/plot.sh" "$res"
 ln -sfn "$id" "$ROOT/results/latest"
 cat "$res/report.md"

@@ -31,9 +31,8 @@ if grep -q '^redis	' "$tsv"; then cat <<'EOF2'
 - redis: DEBUG POPULATE fills the dataset, then BGSAVE to tmpfs while
   redis-benchmark (SET, GET) runs; fork_us is redis's latest_fork_usec,
   idle_* the latencies before any snapshot. cow_kb is redis's
-  rdb_last_cow_size (the child's smaps Private_Dirty): pages mapped through
-  a shared table count as private there, so on ptshare it overstates what
-  was copied.
+  rdb_last_cow_size (the child's smaps Private_Dirty); since patch 9 smaps
+  counts pages under a shared table as shared, as after a copying fork.
 EOF2
 fi
 echo

@@ -22,6 +22,14 @@ run() {
 	"$@" | sed -n "s/^result /result suite=$suite /p"
 }
 
+# Kernel profile of one suite, when the kernel was booted with profile=N:
+# clear the counters before the suite, copy them to /host/profile-SUITE.bin
+# after it (the host turns them into listings with readprofile).
+prof_start() { [ ! -w /proc/profile ] || echo >/proc/profile; }
+prof_save() { [ ! -r /proc/profile ] || cat /proc/profile >"/host/profile-$1.bin"; }
+
+prof_start
+
 for t in $thps; do
 	echo "$t" >"$thp"
 	h=off; [ "$t" = always ] && h=none
@@ -33,12 +41,17 @@ for t in $thps; do
 	done
 done
 echo never >"$thp"
+prof_save fork-latency
 
+prof_start
 run aim9 $B/aim9 -m fork -d "$secs"
 run aim9 $B/aim9 -m exec -d "$secs" -e $B/tiny
+prof_save aim9
 
 # Morton's pushpatch/poppatch: 80 glibc patches, one at a time, from bash.
+prof_start
 run patch-scripts bash $B/patchscripts.sh -r "$ps_reps"
+prof_save patch-scripts
 
 for p in $pcts; do
 	run cost-shifting $B/costshift -s "$cs_size" -m child-write -p "$p" -r "$reps"
