@@ -25,7 +25,8 @@ echo "## Kernel profiles"
 echo
 echo "Timer ticks in kernel mode (boot option profile=2, read with"
 echo "readprofile(8)); under icount a tick is a fixed amount of virtual"
-echo "time, so the totals compare across kernels. Whole listings:"
+echo "time, so the totals compare across kernels. Idle ticks appear as"
+echo "pvclock_clocksource_read_nowd (the address after hlt). Whole listings:"
 echo "profiles/KERNEL/SUITE.txt."
 for s in $suites; do
 	echo
