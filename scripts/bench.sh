@@ -12,6 +12,9 @@
 #                 column is called FLAVOUR-MODE
 #        BUILD_KERNEL=0   use the kernels already in build/out-*, do not
 #                 (re)build them
+#        GUESTS=N  boot N kernels at a time (default: as many as host CPUs
+#                 and free memory allow); timings are virtual, so only the
+#                 wall times depend on it
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -21,7 +24,7 @@ if [ "$quick" = 1 ]; then
 	mem=4096 tmo=2400
 else
 	kernels=${KERNELS:-vanilla ptshare:0 ptshare ptshare:2}
-	mem=12288 tmo=14400
+	mem=10240 tmo=14400
 fi
 flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
 labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
@@ -41,9 +44,12 @@ make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 id=$(date +%Y%m%d-%H%M%S)
 [ "$quick" = 1 ] && id=$id-quick
 res=$ROOT/results/$id
-mkdir -p "$res"
-: >"$res/results.tsv"
-for spec in $kernels; do
+mkdir -p "$res/parts"
+
+# bench_kernel SPEC: boot one kernel, run the suite, leave its rows in
+# $res/parts/K.tsv and its profiles in $res/profiles/K/.
+bench_kernel() {
+	spec=$1
 	# profile=2: kernel profiles of suites 1-3 (scripts/profile.sh)
 	flavour=${spec%%:*} mode=default append=profile=2
 	case $spec in
@@ -51,6 +57,7 @@ for spec in $kernels; do
 	esac
 	k=$(echo "$spec" | tr : -)
 	run=$BUILD/runs/bench-$k-$id
+	part=$res/parts/$k.tsv
 	start=$(date +%s)
 	"$ROOT/scripts/run-guest.sh" -k "$flavour" --icount -m "$mem" -t "$tmo" -o "$run" \
 		--append "$append" \
@@ -63,8 +70,8 @@ for spec in $kernels; do
 		for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
 		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f["suite"], f["bench"], k, mode,
 			f["param"], f["metric"], f["value"], f["unit"], f["reps"]
-	}' "$run/share/bench.txt" >>"$res/results.tsv"
-	printf 'run\tboot\t%s\t%s\t-\twall_s\t%s\ts\t1\n' "$k" "$mode" "$wall" >>"$res/results.tsv"
+	}' "$run/share/bench.txt" >"$part"
+	printf 'run\tboot\t%s\t%s\t-\twall_s\t%s\ts\t1\n' "$k" "$mode" "$wall" >>"$part"
 	for b in "$run"/share/profile-*.bin; do
 		[ -f "$b" ] || continue
 		mkdir -p "$res/profiles/$k"
@@ -72,8 +79,43 @@ for spec in $kernels; do
 		"$ROOT/scripts/profile.sh" "$b" "$(flavour_out "$flavour")/System.map" \
 			>"$res/profiles/$k/${suite%.bin}.txt"
 	done
-	log "$k: $(grep -c "	$k	" "$res/results.tsv") results, ${wall}s wall"
+	log "$k: $(grep -c . "$part") results, ${wall}s wall"
+}
+
+# Guests at once: icount makes each guest's timings its own instruction
+# count, so parallel guests change wall time only. Bounded by host CPUs
+# (one TCG thread per guest) and by memory (a guest touches up to -m).
+if [ -z "${GUESTS:-}" ]; then
+	avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+	GUESTS=$(( avail / (mem + 1024) ))
+	[ "$GUESTS" -le "$(nproc)" ] || GUESTS=$(nproc)
+	[ "$GUESTS" -ge 1 ] || GUESTS=1
+fi
+case $GUESTS in *[!0-9]* | 0) die "GUESTS must be a positive number" ;; esac
+log "$(echo $kernels | wc -w) kernels, $GUESTS guest(s) at a time, ${mem} MiB each"
+
+set -- $kernels
+while [ $# -gt 0 ]; do
+	batch=
+	while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$GUESTS" ]; do
+		batch="$batch $1"
+		shift
+	done
+	for spec in $batch; do
+		bench_kernel "$spec" &
+	done
+	wait
+	failed=0
+	for spec in $batch; do
+		k=$(echo "$spec" | tr : -)
+		[ -f "$res/parts/$k.tsv" ] || failed=1
+	done
+	[ "$failed" = 0 ] || die "a benchmark run failed (see above)"
 done
+for spec in $kernels; do
+	cat "$res/parts/$(echo "$spec" | tr : -).tsv"
+done >"$res/results.tsv"
+rm -r "$res/parts"
 
 awk -F'\t' '{
 	printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
