@@ -37,6 +37,60 @@ EOF2
 fi
 echo
 
+# The headline: the rows the README quotes, picked by suite, a pattern
+# of the parameters and the metric; rows the run did not produce are left
+# out (QUICK has no 8 GiB, no THP on, no 100 children).
+headline() {
+	awk -F'\t' -v kernels="$kernels" '
+	BEGIN { nk = split(kernels, K, " ") }
+	FNR == NR { if (split($0, t, "|") == 4) h[++nh] = $0; next }
+	{ for (i = 1; i <= nh; i++) {
+		split(h[i], r, "|")
+		if ($1 == r[2] && $5 ~ r[3] && $6 == r[4]) v[i, $3] = $7
+	} }
+	function fmt(x) { return (x >= 100 ? sprintf("%.0f", x) : (x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x))) }
+	END {
+		printf "## Headline\n\n| what |"
+		for (j = 1; j <= nk; j++) printf " %s |", K[j]
+		for (j = 2; j <= nk; j++) printf " %s/%s |", K[j], K[1]
+		printf "\n|---|"
+		for (j = 2; j <= 2 * nk; j++) printf "---|"
+		printf "\n"
+		for (i = 1; i <= nh; i++) {
+			if (!((i, K[1]) in v)) continue
+			split(h[i], r, "|")
+			printf "| %s |", r[1]
+			for (j = 1; j <= nk; j++) printf " %s |", ((i, K[j]) in v) ? fmt(v[i, K[j]]) : "-"
+			for (j = 2; j <= nk; j++)
+				printf " %s |", ((i, K[j]) in v && v[i, K[1]] > 0) ? sprintf("%.3f", v[i, K[j]] / v[i, K[1]]) : "-"
+			printf "\n"
+		}
+	}' - "$tsv" <<'EOF2'
+fork(), 1 GiB, THP off, us|fork-latency|size_mib=1024,mode=fork,thp=never|fork_us_median
+fork(), 8 GiB, THP off, us|fork-latency|size_mib=8192,mode=fork,thp=never|fork_us_median
+fork(), 8 GiB, THP on, us|fork-latency|size_mib=8192,mode=fork,thp=always|fork_us_median
+fork+exit+wait, 1 GiB, THP off, us|fork-latency|size_mib=1024,mode=fork-exit,thp=never|fork_exit_us_median
+fork+exec+wait, 1 GiB, THP off, us|fork-latency|size_mib=1024,mode=fork-exec,thp=never|fork_exec_us_median
+fork+exit+wait, 0 MiB, us|fork-latency|size_mib=0,mode=fork-exit,thp=never|fork_exit_us_median
+parent rewrites all after the child exited, page faults|cost-shifting|mode=parent-rewrite|rewrite_minflt_median
+child rewrites 100% after fork, total us|cost-shifting|mode=child-write,pct=100,|total_us_median
+page-table pages, 100 children alive|pt-memory|children=100,|pt_alive_pages
+page-table pages, 10 children alive|pt-memory|children=10,|pt_alive_pages
+AIM9 fork_test, ops/s|aim9|mode=fork|fork_test
+AIM9 exec_test, ops/s|aim9|mode=exec|exec_test
+patch-scripts push 80 patches, ms|patch-scripts|patches=|push_ms_median
+patch-scripts pop 80 patches, ms|patch-scripts|patches=|pop_ms_median
+redis 1 GiB BGSAVE latest_fork_usec|redis|dataset=1024MiB|fork_us_median
+redis 4 GiB BGSAVE latest_fork_usec|redis|dataset=4096MiB|fork_us_median
+redis 4 GiB SET p99 during BGSAVE, ms|redis|dataset=4096MiB|set_p99_ms_median
+redis 256 MiB BGSAVE latest_fork_usec|redis|dataset=256MiB|fork_us_median
+EOF2
+	echo
+	echo "Ratios below 1 mean less time, fewer faults or fewer pages than"
+	echo "$(echo "$kernels" | cut -d' ' -f1), except ops/s, where above 1 is faster."
+}
+headline
+
 awk -F'\t' -v kernels="$kernels" '
 BEGIN { nk = split(kernels, K, " "); split("median value mean min max", S, " "); for (i in S) STATS[S[i]] = 1 }
 {
