@@ -43,18 +43,8 @@ n=${#series[@]}
 ex=0	# programs started
 
 die() { echo "patchscripts: $*" >&2; exit 1; }
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
-# ptshare's /proc/vmstat counters (absent on vanilla: zeros), read without
-# a fork into pt_<name> variables.
+. "$(dirname "$0")/bench-lib.sh"
 pt_names="fork_shared fork_copied unshare_copy unshare_reuse"
-read_pt() {
-	local k v
-	for k in $pt_names; do eval "pt_$k=0"; done
-	while read -r k v; do
-		case $k in ptshare_*) eval "pt_${k#ptshare_}=\$v" 2>/dev/null || true ;; esac
-	done </proc/vmstat
-}
-procs() { local k v; while read -r k v; do [ "$k" = processes ] && echo "$v"; done </proc/stat; return 0; }
 
 # Morton's apatch: refuse an applied patch, dry-run it, back up what it
 # touches into pc/NAME/, apply it, record it.

@@ -40,16 +40,8 @@ done
 keys=$((mib * 930))
 cli() { redis-cli -p "$port" "$@"; }
 die() { echo "redis: $*" >&2; cli shutdown nosave >/dev/null 2>&1 || true; exit 1; }
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
-# ptshare's /proc/vmstat counters (absent on vanilla: zeros) into pt_<name>.
+. "$(dirname "$0")/bench-lib.sh"
 pt_names="fork_shared unshare_copy unshare_reuse"
-read_pt() {
-	local k v
-	for k in $pt_names; do eval "pt_$k=0"; done
-	while read -r k v; do
-		case $k in ptshare_*) eval "pt_${k#ptshare_}=\$v" 2>/dev/null || true ;; esac
-	done </proc/vmstat
-}
 # The value of FIELD in INFO SECTION.
 info() { cli info "$1" | tr -d '\r' | sed -n "s/^$2://p"; }
 

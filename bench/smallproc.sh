@@ -26,7 +26,7 @@ while getopts n:r:e: o; do
 done
 [ -x "$prog" ] || { echo "smallproc: $prog is not executable" >&2; exit 1; }
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
+. "$(dirname "$0")/bench-lib.sh"
 
 fork_exit() { local i; for ((i = 0; i < n; i++)); do ( : ); done; }
 fork_exec() { local i; for ((i = 0; i < n; i++)); do "$prog"; done; }

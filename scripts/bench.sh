@@ -30,14 +30,8 @@ flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
 labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
 
 "$ROOT/scripts/deps.sh"
-if [ "${BUILD_KERNEL:-1}" = 0 ]; then
-	for f in $flavours; do
-		[ -f "$(flavour_out "$f")/arch/x86/boot/bzImage" ] || die "BUILD_KERNEL=0 but no $f kernel"
-	done
-else
-	"$ROOT/scripts/tree.sh"
-	for f in $flavours; do "$ROOT/scripts/build-kernel.sh" "$f"; done
-fi
+# shellcheck disable=SC2086 # a list of flavours
+kernels_ready $flavours
 make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 "$ROOT/scripts/mkrootfs.sh"
 

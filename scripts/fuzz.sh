@@ -31,10 +31,7 @@ esac
 tmo=${FUZZ_TIMEOUT:-$((300 + seeds * (ops + 60)))}
 
 "$ROOT/scripts/deps.sh"
-if [ "${BUILD_KERNEL:-1}" = 1 ]; then
-	"$ROOT/scripts/tree.sh"
-	"$ROOT/scripts/build-kernel.sh" "$flavour"
-fi
+kernels_ready "$flavour"
 make -s -C "$ROOT/tests/ptshare" OUT="$BUILD/ptshare-tests"
 "$ROOT/scripts/mkrootfs.sh"
 
@@ -43,18 +40,11 @@ mkdir -p "$run"
 append=
 [ "$flavour" = vanilla ] || append=sysctl.vm.pt_share=2
 log "fuzz: $seeds seeds from $seed0, $ops ops each, on $flavour${append:+ ($append)}; timeout ${tmo}s"
-set +e
-# The fuzzer's output goes to tmpfs first: writes to the 9p share pin pages.
-"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -m 3072 \
-	${append:+--append "$append"} -- \
-	"cd /ptshare && ./fuzz-run -n $ops -d $depth ${failpct:+-F $failpct} $seed0 $seeds >/tmp/fuzz.out 2>&1; rc=\$?; cp /tmp/fuzz.out /host/fuzz.out; exit \$rc" \
-	>"$run/console.out" 2>&1
-grc=$?
-set -e
+guest_run_captured "$run" "$tmo" 3072 "$append" fuzz.out \
+	"cd /ptshare && ./fuzz-run -n $ops -d $depth ${failpct:+-F $failpct} $seed0 $seeds"
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-fuzz"
 
 res=$run/share/fuzz.out
-[ -f "$res" ] || : >"$res"
 # Per seed: "ok"/"not ok" with the fuzzer's report, and the stats line.
 grep -v '^fuzz: \|^1\.\.' "$res" || true
 guest_verdict "$grc" "$tmo" fuzz-run

@@ -23,6 +23,36 @@ flavour_src() {
 }
 flavour_out() { echo "$BUILD/out-$1"; }
 
+# Build the kernels of FLAVOURs from patches/ (incremental), or, with
+# BUILD_KERNEL=0, only check that they have been built.
+kernels_ready() { # FLAVOUR...
+	if [ "${BUILD_KERNEL:-1}" = 0 ]; then
+		for f; do
+			[ -f "$(flavour_out "$f")/arch/x86/boot/bzImage" ] ||
+				die "BUILD_KERNEL=0 but no $f kernel"
+		done
+		return 0
+	fi
+	"$ROOT/scripts/tree.sh"
+	for f; do "$ROOT/scripts/build-kernel.sh" "$f"; done
+}
+
+# Boot $flavour in RUN for at most TMO seconds with MIB of memory and
+# kernel parameters APPEND, and run the guest command CMD there with its
+# output in tmpfs (writes to the 9p share pin pages), copied to
+# RUN/share/NAME when CMD ends; the file is empty if the guest died first.
+# Sets grc to run-guest.sh's exit status (see guest_verdict).
+guest_run_captured() { # RUN TMO MIB APPEND NAME CMD
+	set +e
+	"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$1" -t "$2" -m "$3" \
+		${4:+--append "$4"} -- \
+		"$6 >/tmp/$5 2>&1; rc=\$?; cp /tmp/$5 /host/$5; exit \$rc" \
+		>"$1/console.out" 2>&1
+	grc=$?
+	set -e
+	[ -f "$1/share/$5" ] || : >"$1/share/$5"
+}
+
 # The last line of a test run: "N passed, N failed, N skipped", counted
 # from the PASS/FAIL/SKIP lines of FILE. Exit status 0 only if none failed.
 summarize() { # FILE

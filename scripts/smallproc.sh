@@ -29,14 +29,8 @@ case "$boots$n$reps" in *[!0-9]*) die "-b, -n and -r take numbers" ;; esac
 kernels=${KERNELS:-vanilla ptshare}
 
 "$ROOT/scripts/deps.sh"
-for spec in $kernels; do
-	f=${spec%%:*}
-	if [ "${BUILD_KERNEL:-1}" = 0 ]; then
-		[ -f "$(flavour_out "$f")/arch/x86/boot/bzImage" ] || die "BUILD_KERNEL=0 but no $f kernel"
-	else
-		"$ROOT/scripts/build-kernel.sh" "$f"
-	fi
-done
+# shellcheck disable=SC2046 # a list of flavours
+kernels_ready $(for spec in $kernels; do echo "${spec%%:*}"; done | sort -u)
 make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 "$ROOT/scripts/mkrootfs.sh"
 

@@ -26,10 +26,7 @@ esac
 [ "$minutes" -gt 0 ] || die "MINUTES must be at least 1"
 
 "$ROOT/scripts/deps.sh"
-if [ "${BUILD_KERNEL:-1}" = 1 ]; then
-	"$ROOT/scripts/tree.sh"
-	"$ROOT/scripts/build-kernel.sh" "$flavour"
-fi
+kernels_ready "$flavour"
 make -s -C "$ROOT/tests/ptshare" OUT="$BUILD/ptshare-tests"
 "$ROOT/scripts/mkrootfs.sh"
 
@@ -38,17 +35,11 @@ mkdir -p "$run"
 # The last fuzz seed may start just before the end: leave it room.
 tmo=$((minutes * 60 + 900))
 log "soak: $minutes min on $flavour (vm.pt_share=2${failpct:+, $failpct% unshare allocations failing}); timeout ${tmo}s"
-set +e
-"$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -m 2048 \
-	--append sysctl.vm.pt_share=2 -- \
-	"cd /ptshare && ./soak-run ${failpct:+-F $failpct} -M $mib $minutes >/tmp/soak.out 2>&1; rc=\$?; cp /tmp/soak.out /host/soak.out; exit \$rc" \
-	>"$run/console.out" 2>&1
-grc=$?
-set -e
+guest_run_captured "$run" "$tmo" 2048 sysctl.vm.pt_share=2 soak.out \
+	"cd /ptshare && ./soak-run ${failpct:+-F $failpct} -M $mib $minutes"
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-soak"
 
 res=$run/share/soak.out
-[ -f "$res" ] || : >"$res"
 grep -v '^soak: ' "$res" || true
 guest_verdict "$grc" "$tmo" soak-run
 echo "results: $run"
