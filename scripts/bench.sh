@@ -88,26 +88,17 @@ fi
 case $GUESTS in *[!0-9]* | 0) die "GUESTS must be a positive number" ;; esac
 log "$(echo $kernels | wc -w) kernels, $GUESTS guest(s) at a time, ${mem} MiB each"
 
-set -- $kernels
-while [ $# -gt 0 ]; do
-	batch=
-	while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$GUESTS" ]; do
-		batch="$batch $1"
-		shift
-	done
-	for spec in $batch; do
-		bench_kernel "$spec" &
-	done
-	wait
-	failed=0
-	for spec in $batch; do
-		k=$(echo "$spec" | tr : -)
-		[ -f "$res/parts/$k.tsv" ] || failed=1
-	done
-	[ "$failed" = 0 ] || die "a benchmark run failed (see above)"
-done
+n=0
 for spec in $kernels; do
-	cat "$res/parts/$(echo "$spec" | tr : -).tsv"
+	bench_kernel "$spec" &
+	n=$((n + 1))
+	[ "$n" -lt "$GUESTS" ] || { wait; n=0; }
+done
+wait
+for spec in $kernels; do
+	part=$res/parts/$(echo "$spec" | tr : -).tsv
+	[ -f "$part" ] || die "the $spec run failed (see above)"
+	cat "$part"
 done >"$res/results.tsv"
 rm -r "$res/parts"
 
