@@ -197,8 +197,19 @@ static unsigned long run(const struct opts *o, uint64_t *elapsed_ns)
 	return n;
 }
 
+/* Minor faults so far of this process (RUSAGE_SELF) or its reaped children. */
+static long minflt(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		bench_die_errno("getrusage");
+	return ru.ru_minflt;
+}
+
 int main(int argc, char **argv)
 {
+	long self_flt, child_flt;
 	const char *test;
 	struct opts o;
 	uint64_t ns;
@@ -222,11 +233,22 @@ int main(int argc, char **argv)
 	}
 
 	fflush(stdout);		/* nothing buffered may be inherited */
+	self_flt = minflt(RUSAGE_SELF);
+	child_flt = minflt(RUSAGE_CHILDREN);
 	n = run(&o, &ns);
+	self_flt = minflt(RUSAGE_SELF) - self_flt;
+	child_flt = minflt(RUSAGE_CHILDREN) - child_flt;
 
 	bench_result(test, n / (ns / 1e9), "ops/s", n);
 	bench_result(o.mode == MODE_FORK ? "fork_test_us" : "exec_test_us",
 		     bench_ns_to_us(ns) / n, "us", n);
+	/*
+	 * Where an operation's faults fall: the parent's (COW of its stack
+	 * and data after each fork) and the child's (its COW faults, and for
+	 * exec the new program's faults, file fault-around included).
+	 */
+	bench_result("parent_minflt_per_op", (double)self_flt / n, "faults", n);
+	bench_result("child_minflt_per_op", (double)child_flt / n, "faults", n);
 	bench_result("vmpte_kb", vmpte_kb(), "kB", 1);
 	return 0;
 }

@@ -27,8 +27,37 @@ run() {
 # after it (the host turns them into listings with readprofile). The copy
 # goes through tmpfs: read straight into the 9p share, the profile also
 # counted the idle ticks of waiting for the host.
-prof_start() { [ ! -w /proc/profile ] || echo >/proc/profile; }
+#
+# The same suites also get /proc/vmstat rows (bench "vmstat"): counters as
+# deltas over the suite, and a few gauges as they were when it started,
+# which tell how much memory and page cache the suite found, so that a
+# difference between kernels in a suite can be traced to its faults,
+# allocations, reclaim or compaction.
+vm_counters="pgfault pgmajfault pgalloc_normal pgalloc_dma32 pgscan_kswapd
+	pgscan_direct pgsteal_file workingset_refault_file compact_stall
+	thp_fault_alloc thp_split_pmd"
+vm_gauges="nr_free_pages nr_file_pages nr_mapped nr_anon_pages
+	nr_page_table_pages"
+prof_start() {
+	cat /proc/vmstat >/tmp/vmstat.start
+	[ ! -w /proc/profile ] || echo >/proc/profile
+}
+vm_rows() {
+	awk -v suite="$1" -v c="$vm_counters" -v g="$vm_gauges" '
+		BEGIN { split(c, C); split(g, G) }
+		FNR == NR { start[$1] = $2; next }
+		{ end[$1] = $2 }
+		END {
+			for (i = 1; i in C; i++) if (C[i] in end)
+				printf "result suite=%s bench=vmstat param=delta metric=%s value=%d unit=count reps=1\n",
+					suite, C[i], end[C[i]] - start[C[i]]
+			for (i = 1; i in G; i++) if (G[i] in start)
+				printf "result suite=%s bench=vmstat param=at_start metric=%s value=%d unit=pages reps=1\n",
+					suite, G[i], start[G[i]]
+		}' /tmp/vmstat.start /proc/vmstat
+}
 prof_save() {
+	vm_rows "$1"
 	[ -r /proc/profile ] || return 0
 	cat /proc/profile >/tmp/profile.bin
 	mv /tmp/profile.bin "/host/profile-$1.bin"
