@@ -38,7 +38,8 @@ make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 id=$(date +%Y%m%d-%H%M%S)
 [ "$quick" = 1 ] && id=$id-quick
 res=$ROOT/results/$id
-mkdir -p "$res/parts"
+# The guests' run directories go under build/runs, missing on a fresh clone.
+mkdir -p "$res/parts" "$BUILD/runs"
 
 # bench_kernel SPEC: boot one kernel, run the suite, leave its rows in
 # $res/parts/K.tsv and its profiles in $res/profiles/K/.

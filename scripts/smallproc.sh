@@ -36,7 +36,7 @@ make -s -C "$ROOT/bench" OUT="$BUILD/bench"
 
 id=$(date +%Y%m%d-%H%M%S)-smallproc
 res=$ROOT/results/$id
-mkdir -p "$res"
+mkdir -p "$res" "$BUILD/runs"
 : >"$res/results.tsv"
 cmd="bash /ptshare/bench/smallproc.sh -n $n -r $reps &&
 	/ptshare/bench/aim9 -m fork -n $n && /ptshare/bench/aim9 -m exec -n $n"
