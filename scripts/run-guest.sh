@@ -15,7 +15,8 @@
 # COMMAND runs under the guest's sh in /host (the share). Its exit status is
 # the exit status of this script. Otherwise:
 #   124  the guest did not finish within the timeout and was killed
-#   125  the guest ended without reporting an exit status (panic, crash)
+#   125  the guest ended without reporting an exit status (panic, crash),
+#        or QEMU itself was killed before the timeout (host out of memory)
 #   126  the command finished but the kernel log has a WARN/BUG/oops/lockdep
 #        report (printed on stderr)
 set -eu
@@ -90,6 +91,7 @@ qemu() {
 		-drive file="$scratch",format=raw,if=virtio,cache=unsafe \
 		-display none -monitor none -serial stdio -no-reboot -nodefaults
 }
+started=$(date +%s)
 set +e
 if [ -n "$interactive" ]; then
 	qemu
@@ -100,7 +102,15 @@ fi
 set -e
 rm -f "$scratch"
 qrc=$(cat "$out/qemu-rc")
+secs=$(( $(date +%s) - started ))
 
+# timeout(1) gives 124, or 137 when QEMU needed the KILL; a 137 long
+# before the timeout is someone else's SIGKILL, most often the host's
+# OOM killer when guests together ask for more memory than it has.
+if [ "$qrc" = 137 ] && [ "$secs" -lt "$tmo" ]; then
+	log "FAIL: QEMU was killed (SIGKILL) after ${secs}s, before the ${tmo}s timeout: out of host memory? (see dmesg; log: $out/console.log)"
+	exit 125
+fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	log "FAIL: guest still running after ${tmo}s: killed (log: $out/console.log)"
 	exit 124
