@@ -79,6 +79,29 @@ static long pt_pages(void)
 	return pts_vmstat("nr_page_table_pages");
 }
 
+/*
+ * nr_page_table_pages once it holds still.  The counter is system-wide,
+ * and page tables can be freed late (batched, after an RCU grace period)
+ * by processes that exited just before, the previous test's or our first
+ * child: in one CI run the pt_share=0 fork grew it by 4 pages and the
+ * pt_share=2 fork by 10, the reverse of what they allocate.  Waits at
+ * most 5 s.
+ */
+static long pt_pages_settled(void)
+{
+	long prev = pt_pages(), now;
+
+	for (int i = 0; i < 50; i++) {
+		usleep(100 * 1000);
+		now = pt_pages();
+		if (now == prev)
+			return now;
+		prev = now;
+	}
+	tap_diag("nr_page_table_pages still moving after 5 s");
+	return prev;
+}
+
 static int write_file(const char *path, const char *s)
 {
 	FILE *f = fopen(path, "w");
@@ -166,7 +189,7 @@ static void xwrite(int fd, const void *buf, size_t n)
 static pid_t fork_reporter(struct report *r, int *go_w, long *pt_delta)
 {
 	int rep[2], go[2];
-	long before = pt_pages();
+	long before = pt_pages_settled();
 	pid_t pid;
 
 	xpipe(rep);
@@ -195,7 +218,7 @@ static pid_t fork_reporter(struct report *r, int *go_w, long *pt_delta)
 		_exit(0);
 	}
 	xread(rep[0], r, sizeof(*r));
-	*pt_delta = pt_pages() - before;
+	*pt_delta = pt_pages_settled() - before;
 	close(rep[0]);
 	close(rep[1]);
 	close(go[0]);
