@@ -53,23 +53,10 @@ static int get_mode(void)
 	return prctl(PR_GET_PT_SHARE, 0, 0, 0, 0);
 }
 
-static int write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%ld\n", v) > 0 ? 0 : -1;
-	if (fclose(f))
-		ret = -1;
-	return ret;
-}
-
 static void restore_min_tables(void)
 {
 	if (saved_min_tables >= 0)
-		write_long(MIN_TABLES, saved_min_tables);
+		pts_write_long(MIN_TABLES, saved_min_tables);
 }
 
 static uint64_t val(unsigned long i, int gen)
@@ -164,7 +151,7 @@ static void test_always(void)
 	long shared;
 
 	pts_set_mode(1);
-	write_long(MIN_TABLES, 1000000);
+	pts_write_long(MIN_TABLES, 1000000);
 	set_mode(PR_PT_SHARE_DEFAULT);
 	shared = fork_and_check();
 	tap_result(shared == 0,

@@ -40,17 +40,23 @@ static inline int pts_mode(void)
 	return pts_read_long(PTS_MODE_FILE);
 }
 
-static inline int pts_set_mode(int mode)
+/* Write a number to a file such as a sysctl. Returns 0 or -1. */
+static inline int pts_write_long(const char *path, long v)
 {
-	FILE *f = fopen(PTS_MODE_FILE, "w");
+	FILE *f = fopen(path, "w");
 	int ret;
 
 	if (!f)
 		return -1;
-	ret = fprintf(f, "%d\n", mode) > 0 ? 0 : -1;
+	ret = fprintf(f, "%ld\n", v) > 0 ? 0 : -1;
 	if (fclose(f))
 		ret = -1;
 	return ret;
+}
+
+static inline int pts_set_mode(int mode)
+{
+	return pts_write_long(PTS_MODE_FILE, mode);
 }
 
 static void pts_restore_mode(void)
