@@ -41,6 +41,13 @@ res=$ROOT/results/$id
 # The guests' run directories go under build/runs, missing on a fresh clone.
 mkdir -p "$res/parts" "$BUILD/runs"
 
+# The rows of kernel SPEC (ptshare:2 -> parts/ptshare-2.tsv); a missing
+# part means that kernel's run failed.
+part_of() { echo "$res/parts/$(echo "$1" | tr : -).tsv"; }
+parts_done() { # SPEC...
+	for s; do [ -f "$(part_of "$s")" ] || die "the $s run failed (see above)"; done
+}
+
 # bench_kernel SPEC: boot one kernel, run the suite, leave its rows in
 # $res/parts/K.tsv and its profiles in $res/profiles/K/.
 bench_kernel() {
@@ -52,7 +59,7 @@ bench_kernel() {
 	esac
 	k=$(echo "$spec" | tr : -)
 	run=$BUILD/runs/bench-$k-$id
-	part=$res/parts/$k.tsv
+	part=$(part_of "$spec")
 	start=$(date +%s)
 	"$ROOT/scripts/run-guest.sh" -k "$flavour" --icount -m "$mem" -t "$tmo" -o "$run" \
 		--append "$append" \
@@ -89,18 +96,18 @@ fi
 case $GUESTS in *[!0-9]* | 0) die "GUESTS must be a positive number" ;; esac
 log "$(echo $kernels | wc -w) kernels, $GUESTS guest(s) at a time, ${mem} MiB each"
 
-n=0
+# A failed kernel stops the run before the next guests boot: its report
+# could not be complete, and the next boots would take an hour for it.
+n=0 started=
 for spec in $kernels; do
 	bench_kernel "$spec" &
+	started="$started $spec"
 	n=$((n + 1))
-	[ "$n" -lt "$GUESTS" ] || { wait; n=0; }
+	[ "$n" -lt "$GUESTS" ] || { wait; n=0; parts_done $started; }
 done
 wait
-for spec in $kernels; do
-	part=$res/parts/$(echo "$spec" | tr : -).tsv
-	[ -f "$part" ] || die "the $spec run failed (see above)"
-	cat "$part"
-done >"$res/results.tsv"
+parts_done $kernels
+for spec in $kernels; do cat "$(part_of "$spec")"; done >"$res/results.tsv"
 rm -r "$res/parts"
 
 awk -F'\t' '{
