@@ -89,6 +89,15 @@ while read -r t; do
 	{ grep -B 6 -E '^(not ok|Bail out)' "$f" || tail -n 10 "$f"; } |
 		tail -n 30 | sed 's/^/| /'
 done
+# Which tests shared tables at all (a test that pinned pages never does).
+for p in $plans; do
+	cov=$run/coverage-$p.txt
+	"$ROOT/scripts/coverage.sh" "$run/share/results/$p" >"$cov"
+	[ -s "$cov" ] || continue
+	echo "$p $(tail -n 1 "$cov") ($cov)"
+	awk '$2 == "fork_shared=0" { printf "%s %s", n++ ? "" : "  none in:", $1 }
+		END { if (n) print "" }' "$cov"
+done
 ln -sfn "$(basename "$run")" "$BUILD/runs/latest-test"
 echo "results: $run"
 summarize "$run/verdict.txt"

@@ -5,8 +5,14 @@
 #   DIR      directory the commands run in
 #   RESULTS  where NAME.out (stdout+stderr) and NAME.rc (exit status) go
 # A line "=== NAME rc=N secs=S" goes to stdout after each test, for the log.
+# On a ptshare kernel NAME.ptshare gets what the test did to shared tables:
+# the deltas of the ptshare_* counters of /proc/vmstat over its run.
 plan=$1 dir=$2 results=$3
 mkdir -p "$results"
+
+pts_counters() {
+	grep '^ptshare_' /proc/vmstat 2>/dev/null || true
+}
 
 grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	[ -n "${ONLY:-}" ] && case " $ONLY " in *" $name "*) ;; *) continue ;; esac
@@ -17,6 +23,7 @@ grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 	echo 3 >/proc/sys/vm/drop_caches
 	echo 1 >/proc/sys/vm/compact_memory
 	start=$(date +%s)
+	pts_counters >/tmp/plan-pts.start
 	# Output goes to tmpfs first: writes to the 9p share pin the writer's
 	# pages (MMF_HAS_PINNED), and an mm that ever pinned never shares
 	# page tables at fork, which would hide ptshare from every test.
@@ -26,6 +33,10 @@ grep -v '^[[:space:]]*\(#\|$\)' "$plan" | while read -r name secs cmd; do
 		timeout -s KILL "$secs" sh -c "$cmd"
 	) >"/tmp/plan-$name.out" 2>&1 </dev/null
 	rc=$?
+	pts_counters | awk 'FNR == NR { s[$1] = $2; next }
+		{ printf "%s%s=%d", n++ ? " " : "", $1, $2 - s[$1] }
+		END { if (n) print "" }' /tmp/plan-pts.start - >"$results/$name.ptshare"
+	[ -s "$results/$name.ptshare" ] || rm -f "$results/$name.ptshare"
 	cat "/tmp/plan-$name.out" >"$results/$name.out"
 	rm -f "/tmp/plan-$name.out"
 	echo "$rc" >"$results/$name.rc"
