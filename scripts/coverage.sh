@@ -16,12 +16,23 @@ res=${1:?usage: coverage.sh RESULTS}
 [ -d "$res" ] || die "$res: no such directory"
 set -- "$res"/*.ptshare
 [ -e "$1" ] || exit 0
-for f; do
-	printf '%s ' "$(basename "$f" .ptshare)"
-	tr ' ' '\n' <"$f" | sed -n 's/^ptshare_\(fork_shared\|unshare_copy\|unshare_reuse\|zap_drop\)=/\1=/p' |
-		tr '\n' ' ' | sed 's/ $//'
-	echo
-done | awk '
-	{ print; n++ }
-	$2 ~ /^fork_shared=/ && substr($2, 13) + 0 > 0 { s++ }
-	END { printf "coverage: %d of %d tests shared PTE tables at fork\n", s, n }'
+# One awk over all files: each holds one line of NAME=VALUE pairs.
+awk '
+	FNR == 1 {
+		name = FILENAME
+		sub(/.*\//, "", name)
+		sub(/\.ptshare$/, "", name)
+		line = name
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, "=")
+			key = kv[1]
+			sub(/^ptshare_/, "", key)
+			if (key ~ /^(fork_shared|unshare_copy|unshare_reuse|zap_drop)$/)
+				line = line " " key "=" kv[2]
+			if (key == "fork_shared" && kv[2] + 0 > 0)
+				s++
+		}
+		print line
+		n++
+	}
+	END { printf "coverage: %d of %d tests shared PTE tables at fork\n", s, n }' "$@"
