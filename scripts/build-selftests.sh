@@ -8,7 +8,26 @@ set -eu
 [ -f "$VANILLA_SRC/Makefile" ] || "$ROOT/scripts/tree.sh"
 hdr=$BUILD/headers
 out=$BUILD/selftests/mm
-st=$VANILLA_SRC/tools/testing/selftests
+fixes=$ROOT/tests/selftests-fixes
+# The selftests build from a copy of the pinned tools/, with the fixes of
+# tests/selftests-fixes/ applied (each says why); the kernel trees stay
+# pristine.  A change to the fixes makes a new copy and a full build.
+copy=$BUILD/selftests-src
+stamp=$(cat "$fixes"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+if [ "$(cat "$copy/.stamp" 2>/dev/null)" != "$stamp" ]; then
+	log "copying the selftests source and applying tests/selftests-fixes"
+	rm -rf "$copy" "$out"
+	mkdir -p "$copy"
+	# -I of the kernel tree: the files the mm selftests include from it.
+	git -C "$VANILLA_SRC" archive HEAD tools mm/gup_test.h \
+		lib/test_hmm_uapi.h include/vdso/time64.h | tar -x -C "$copy"
+	for p in "$fixes"/*.patch; do
+		[ -f "$p" ] || continue
+		patch -s -p1 -d "$copy" <"$p" || die "$p does not apply"
+	done
+	echo "$stamp" >"$copy/.stamp"
+fi
+st=$copy/tools/testing/selftests
 
 if [ ! -f "$hdr/include/linux/userfaultfd.h" ]; then
 	log "installing kernel headers"
