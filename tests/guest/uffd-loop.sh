@@ -1,37 +1,78 @@
 #!/bin/sh
 # Diagnostic loop for the uffd-unit-tests flakes (baseline/README.md): in the
-# guest, repeat "uffd-unit-tests" and "uffd-unit-tests -f events" as the
-# plan runs them, for SECS seconds, and print each failure and the counts.
+# guest, repeat uffd-unit-tests for SECS seconds, once per FILTER in each
+# round ("all" runs the whole program, anything else is passed to -f), and
+# print each failure, the counts and the ptshare counters that moved.
+# The output of each failed run is kept as fail-ITER-FILTER.out in the
+# directory the script was started from.  UFFD_BIN names another build of
+# the test program to run (default ./uffd-unit-tests of /selftests/mm).
 # From the host, for one kernel (run vanilla and ptshare side by side):
 #   d=build/runs/uffdloop-vanilla; mkdir -p $d/share
 #   cp tests/guest/uffd-loop.sh $d/share/
 #   scripts/run-guest.sh -k vanilla -o $d -t 1500 -- \
-#       "sh /host/uffd-loop.sh 1080 > /host/loop.out 2>&1"
+#       "sh /host/uffd-loop.sh 1080 events-wp > /host/loop.out 2>&1"
 # (add --append sysctl.vm.pt_share=2 for ptshare). Output: $d/share/loop.out
 secs=${1:-900}
+shift || true
+filters=${*:-all events}
 # Quiet console: the poison tests print a line per page, slow under TCG.
 dmesg -n 1
+here=$(pwd)
 cd /selftests/mm || exit 1
+grep ptshare /proc/vmstat >/tmp/vmstat.0
+# Run ./uffd-unit-tests ARGS with a limit of SECS seconds; rc is its exit
+# status, 137 if it was killed.  A run that printed ERROR and is still
+# there 30 s later hangs: show where its tasks are (State, wchan and, in
+# the kernel log, sysrq-t stacks) before killing it.
+run_test() {
+	secs=$1
+	shift
+	${UFFD_BIN:-./uffd-unit-tests} "$@" >/tmp/u.out 2>&1 &
+	pid=$! t=0 hung=0
+	while kill -0 $pid 2>/dev/null; do
+		grep -q ERROR /tmp/u.out && hung=$((hung + 1))
+		if [ $t -ge "$secs" ] || [ $hung -ge 30 ]; then
+			dmesg -c >/dev/null
+			for p in $(pidof uffd-unit-tests); do
+				for task in /proc/$p/task/*; do
+					echo "--- task ${task##*/} of $p: $(grep State $task/status) wchan $(cat $task/wchan)"
+				done
+			done >>/tmp/u.out 2>&1
+			echo t >/proc/sysrq-trigger
+			sleep 2
+			dmesg | grep -A40 'task:uffd-unit-test' >>/tmp/u.out
+			kill -9 $(pidof uffd-unit-tests) 2>/dev/null
+			break
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
+	wait $pid
+	rc=$?
+}
+
 end=$(( $(date +%s) + secs ))
 i=0 fails=0 runs=0
 while [ "$(date +%s)" -lt "$end" ]; do
 	i=$((i + 1))
-	for f in full events; do
+	for f in $filters; do
 		echo 3 >/proc/sys/vm/drop_caches
 		echo 1 >/proc/sys/vm/compact_memory
 		hugepages 128
-		if [ $f = full ]; then
-			timeout -s KILL 600 ./uffd-unit-tests >/tmp/u.out 2>&1
+		if [ "$f" = all ]; then
+			run_test 600
 		else
-			timeout -s KILL 300 ./uffd-unit-tests -f $f >/tmp/u.out 2>&1
+			run_test 300 -f "$f"
 		fi
-		rc=$?
 		runs=$((runs + 1))
 		if [ $rc != 0 ]; then
 			fails=$((fails + 1))
 			echo "iter $i $f rc=$rc: $(grep -m1 -B1 'ERROR\|FAIL' /tmp/u.out | tr '\n' ' ')"
+			cp /tmp/u.out "$here/fail-$i-$f.out" 2>/dev/null
 		fi
 	done
 	echo "iter $i done, runs=$runs fails=$fails"
 done
+grep ptshare /proc/vmstat | paste /tmp/vmstat.0 - |
+	awk '$4 != $2 { print "counter " $1 " +" $4 - $2 }'
 echo "uffd-loop: $runs runs, $fails failed"
