@@ -27,7 +27,8 @@ grep ptshare /proc/vmstat >/tmp/vmstat.0
 run_test() {
 	secs=$1
 	shift
-	${UFFD_BIN:-./uffd-unit-tests} "$@" >/tmp/u.out 2>&1 &
+	: >/tmp/u.out
+	${UFFD_BIN:-./uffd-unit-tests} "$@" >>/tmp/u.out 2>&1 &
 	pid=$! t=0 hung=0
 	while kill -0 $pid 2>/dev/null; do
 		grep -q ERROR /tmp/u.out && hung=$((hung + 1))
