@@ -20,19 +20,19 @@ dmesg -n 1
 here=$(pwd)
 cd /selftests/mm || exit 1
 grep ptshare /proc/vmstat >/tmp/vmstat.0
-# Run ./uffd-unit-tests ARGS with a limit of SECS seconds; rc is its exit
+# Run ./uffd-unit-tests ARGS with a limit of LIMIT seconds; rc is its exit
 # status, 137 if it was killed.  A run that printed ERROR and is still
 # there 30 s later hangs: show where its tasks are (State, wchan and, in
 # the kernel log, sysrq-t stacks) before killing it.
-run_test() {
-	secs=$1
+run_test() {  # LIMIT ARGS...
+	limit=$1
 	shift
 	: >/tmp/u.out
 	${UFFD_BIN:-./uffd-unit-tests} "$@" >>/tmp/u.out 2>&1 &
 	pid=$! t=0 hung=0
 	while kill -0 $pid 2>/dev/null; do
 		grep -q ERROR /tmp/u.out && hung=$((hung + 1))
-		if [ $t -ge "$secs" ] || [ $hung -ge 30 ]; then
+		if [ $t -ge "$limit" ] || [ $hung -ge 30 ]; then
 			dmesg -c >/dev/null
 			for p in $(pidof uffd-unit-tests); do
 				for task in /proc/$p/task/*; do
