@@ -47,6 +47,11 @@ for p in patch redis-check-rdb redis-benchmark redis-cli; do
 	rm -f "$stage$q"
 	copy_prog "$p"
 done
+# coreutils' timeout for run-plan.sh: busybox's leaves a watcher process
+# behind that exits up to a second after the test did.
+q=$(command -v timeout) || die "timeout (coreutils) not found on the host"
+rm -f "$stage$q"
+copy_prog timeout
 [ -e "$stage/usr/bin/redis-check-rdb" ] && ln -s redis-check-rdb "$stage/usr/bin/redis-server"
 
 cp "$ROOT/tests/guest/init" "$stage/init"

@@ -38,6 +38,7 @@
 #define NPAGES		(SIZE / PTS_PAGE)
 #define FAIL_DIR	"/sys/kernel/debug/fail_ptshare"
 #define ROLLUP		"/proc/self/smaps_rollup"
+#define PT_ATTEMPTS	3
 
 static char *mem;
 
@@ -80,12 +81,14 @@ static long pt_pages(void)
 }
 
 /*
- * nr_page_table_pages once it holds still.  The counter is system-wide,
- * and page tables can be freed late (batched, after an RCU grace period)
- * by processes that exited just before, the previous test's or our first
- * child: in one CI run the pt_share=0 fork grew it by 4 pages and the
- * pt_share=2 fork by 10, the reverse of what they allocate.  Waits at
- * most 5 s.
+ * nr_page_table_pages once it holds still.  The counter is system-wide:
+ * page tables can be freed late (batched, after an RCU grace period) by
+ * processes that exited just before, and other processes come and go.
+ * Busybox's timeout, for one, leaves a watcher that polls once a second
+ * and exits up to a second after its command did; its exit during our
+ * pt_share=0 fork made it grow by 4 pages instead of 13 in 1 of 2 runs
+ * after the other tests (run-plan.sh now runs coreutils' timeout).  Waits at most 5 s; test_accounting()
+ * measures again if the two forks still disagree.
  */
 static long pt_pages_settled(void)
 {
@@ -246,16 +249,30 @@ static void test_accounting(void)
 	pid_t pid;
 	int go;
 
-	/* Baseline: the same fork with sharing off. */
-	pts_set_mode(0);
-	pid = fork_reporter(&r0, &go, &d_pt0);
-	finish_child(pid, go);
-	fill(0, 1, 0);
-	pts_set_mode(2);
+	for (int attempt = 1; ; attempt++) {
+		/* Baseline: the same fork with sharing off. */
+		pts_set_mode(0);
+		pid = fork_reporter(&r0, &go, &d_pt0);
+		finish_child(pid, go);
+		fill(0, 1, 0);
+		pts_set_mode(2);
 
-	rss_parent = pts_status_kb("VmRSS");
-	shared0 = pts_vmstat("ptshare_fork_shared");
-	pid = fork_reporter(&r2, &go, &d_pt2);
+		rss_parent = pts_status_kb("VmRSS");
+		shared0 = pts_vmstat("ptshare_fork_shared");
+		pid = fork_reporter(&r2, &go, &d_pt2);
+		if (d_pt0 - d_pt2 >= TABLES - 1 || attempt == PT_ATTEMPTS)
+			break;
+		/*
+		 * nr_page_table_pages is system-wide: a process that exited
+		 * during one of the two forks moves it.  Alone, the two
+		 * forks differ by the same number of pages every time.
+		 */
+		tap_diag("attempt %d: nr_page_table_pages grew by %ld with pt_share=0, %ld with pt_share=2; again",
+			 attempt, d_pt0, d_pt2);
+		finish_child(pid, go);
+		/* Take the tables over again, as before the first attempt. */
+		fill(0, NPAGES, 0);
+	}
 	tap_diag("parent VmRSS %ld kB; child VmRSS %ld kB after fork, %ld kB after unsharing one table",
 		 rss_parent, r2.rss_fork, r2.rss_unshared);
 	tap_diag("nr_page_table_pages grew by %ld with pt_share=0, %ld with pt_share=2; child VmPTE %ld kB and %ld kB",
