@@ -11,16 +11,19 @@ out=$BUILD/selftests/mm
 fixes=$ROOT/tests/selftests-fixes
 # The selftests build from a copy of the pinned tools/, with the fixes of
 # tests/selftests-fixes/ applied (each says why); the kernel trees stay
-# pristine.  A change to the fixes makes a new copy and a full build.
+# pristine.  A change to the fixes or to the list of files copied makes a
+# new copy and a full build.
 copy=$BUILD/selftests-src
-stamp=$(cat "$fixes"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+# -I of the kernel tree: the files the mm selftests include from it.
+from_tree="tools mm/gup_test.h lib/test_hmm_uapi.h include/vdso/time64.h"
+stamp=$({ echo "$from_tree"; cat "$fixes"/*.patch 2>/dev/null; } |
+	sha1sum | cut -c1-12)
 if [ "$(cat "$copy/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	log "copying the selftests source and applying tests/selftests-fixes"
 	rm -rf "$copy" "$out"
 	mkdir -p "$copy"
-	# -I of the kernel tree: the files the mm selftests include from it.
-	git -C "$VANILLA_SRC" archive HEAD tools mm/gup_test.h \
-		lib/test_hmm_uapi.h include/vdso/time64.h | tar -x -C "$copy"
+	# shellcheck disable=SC2086 # a list of paths without blanks
+	git -C "$VANILLA_SRC" archive HEAD $from_tree | tar -x -C "$copy"
 	for p in "$fixes"/*.patch; do
 		[ -f "$p" ] || continue
 		patch -s -p1 -d "$copy" <"$p" || die "$p does not apply"
