@@ -3,8 +3,9 @@
 # guest, repeat uffd-unit-tests for SECS seconds, once per FILTER in each
 # round ("all" runs the whole program, anything else is passed to -f), and
 # print each failure, the counts and the ptshare counters that moved.
-# The output of each failed run is kept as fail-ITER-FILTER.out in the
-# directory the script was started from.  UFFD_BIN names another build of
+# The output of each failed run is kept as fail-ITER-FILTER.out, and the
+# kernel log as fail-ITER-FILTER.dmesg, in the directory the script was
+# started from.  UFFD_BIN names another build of
 # the test program to run (default ./uffd-unit-tests of /selftests/mm).
 # From the host, for one kernel (run vanilla and ptshare side by side):
 #   d=build/runs/uffdloop-vanilla; mkdir -p $d/share
@@ -70,6 +71,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 			fails=$((fails + 1))
 			echo "iter $i $f rc=$rc: $(grep -m1 -B1 'ERROR\|FAIL' /tmp/u.out | tr '\n' ' ')"
 			cp /tmp/u.out "$here/fail-$i-$f.out" 2>/dev/null
+			dmesg >"$here/fail-$i-$f.dmesg" 2>/dev/null
 		fi
 	done
 	echo "iter $i done, runs=$runs fails=$fails"
