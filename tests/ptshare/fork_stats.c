@@ -87,8 +87,9 @@ static long pt_pages(void)
  * Busybox's timeout, for one, leaves a watcher that polls once a second
  * and exits up to a second after its command did; its exit during our
  * pt_share=0 fork made it grow by 4 pages instead of 13 in 1 of 2 runs
- * after the other tests (run-plan.sh now runs coreutils' timeout).  Waits at most 5 s; test_accounting()
- * measures again if the two forks still disagree.
+ * after the other tests (run-plan.sh now runs coreutils' timeout).
+ * Waits at most 5 s; test_accounting() measures again if the two forks
+ * still disagree.
  */
 static long pt_pages_settled(void)
 {
