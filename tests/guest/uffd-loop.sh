@@ -7,6 +7,8 @@
 # kernel log as fail-ITER-FILTER.dmesg, in the directory the script was
 # started from.  UFFD_BIN names another build of
 # the test program to run (default ./uffd-unit-tests of /selftests/mm).
+# UFFD_TEST_MEM=anon (or shmem, shmem-private, hugetlb, hugetlb-private)
+# runs one memory type only (tests/selftests-fixes/3-*).
 # From the host, for one kernel (run vanilla and ptshare side by side):
 #   d=build/runs/uffdloop-vanilla; mkdir -p $d/share
 #   cp tests/guest/uffd-loop.sh $d/share/
