@@ -3,7 +3,8 @@
 # test case:  "PASS name/case", "FAIL name/case # why", "SKIP name/case # reason".
 # Case names may contain spaces; " # " separates the name from the reason.
 # Understands kselftest TAP (the case name is the preceding "# [RUN] name"
-# line when there is one, else the TAP description) and uffd-unit-tests' "Testing X... done"; a
+# line when there is one, else the TAP description) and uffd-unit-tests'
+# "Testing X... done" (whose verdict may come on a later line); a
 # program that prints neither is one case judged by its exit status
 # (0 pass, 4 skip). A program killed by the timeout, or ending with a
 # failing status after passing cases, adds a FAIL case of its own.
@@ -26,10 +27,25 @@ for name in $names; do
 	awk -v name="$name" -v rc="$(cat "$dir/$name.rc")" '
 	function emit(res, c, why) {
 		gsub(/[[:space:]]+$/, "", c); gsub(/^[[:space:]]+/, "", c)
+		gsub(/[[:space:]]+$/, "", why)
 		if (c == "") c = "case" n
 		if (seen[c]++) c = c " #" seen[c]
 		printf "%s %s/%s%s\n", res, name, c, (why != "" ? " # " why : "")
 		n++; cnt[res]++
+	}
+	# uffd_verdict CASE TEXT NOISE: emit CASE if TEXT starts with a
+	# uffd-unit-tests verdict; NOISE is what came between the two.
+	function uffd_verdict(c, st, noise) {
+		if (noise != "") noise = "verdict after other output: " substr(noise, 1, 200)
+		if (st ~ /^done/) emit("PASS", c, noise)
+		else if (st ~ /^skipped/) { sub(/^skipped \[reason: /, "", st); sub(/\]$/, "", st); emit("SKIP", c, st) }
+		else if (st ~ /^failed/) emit("FAIL", c, st)
+		else return 0
+		return 1
+	}
+	function flush_pending() {
+		if (pending != "") emit("FAIL", pending, "no verdict: " substr(noise, 1, 400))
+		pending = ""
 	}
 	# kselftest programs name a case in "# [RUN] name" before its result.
 	/^# \[RUN\] / { run = $0; sub(/^# \[RUN\] /, "", run); next }
@@ -63,16 +79,23 @@ for name in $names; do
 		emit(res, line, why); next
 	}
 	/^1\.\.[0-9]+/ { planned = substr($1, 4) + 0; next }
+	# uffd-unit-tests: "Testing X... " and its verdict. Diagnostics on
+	# stderr (tests/selftests-fixes/) can end that line before the
+	# verdict, which then starts a later line: the case stays pending
+	# until a verdict, the next case or the end of the output.
 	/^Testing .*\.\.\. / {
+		flush_pending()
 		c = $0; sub(/^Testing /, "", c)
 		i = index(c, "... "); st = substr(c, i + 4); c = substr(c, 1, i - 1)
-		if (st ~ /^done/) emit("PASS", c, "")
-		else if (st ~ /^skipped/) { sub(/^skipped \[reason: /, "", st); sub(/\]$/, "", st); emit("SKIP", c, st) }
-		else if (st ~ /^failed/) emit("FAIL", c, st)
-		else emit("FAIL", c, "no verdict: " st)
+		if (!uffd_verdict(c, st, "")) { pending = c; noise = st }
 		next
 	}
+	pending != "" {
+		if (!uffd_verdict(pending, $0, noise)) { noise = noise " " $0; next }
+		pending = ""; next
+	}
 	END {
+		flush_pending()
 		if (rc == 137) { emit("FAIL", "timeout", "killed after its time limit"); exit }
 		if (n == 0) {
 			if (rc == 0) emit("PASS", "all", "")

@@ -49,6 +49,8 @@ if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
 	harness_check detects-oops 126 300 'echo c >/proc/sysrq-trigger'
 	harness_check detects-hang 124 60 'sleep 100000'
 	harness_check exit-status 7 300 'exit 7'
+	# and must read every verdict the programs print
+	"$ROOT/scripts/check-parse.sh" || true
 fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
