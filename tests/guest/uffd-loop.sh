@@ -63,12 +63,18 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		echo 3 >/proc/sys/vm/drop_caches
 		echo 1 >/proc/sys/vm/compact_memory
 		hugepages 128
+		t0=$(date +%s)
 		if [ "$f" = all ]; then
 			run_test 600
 		else
 			run_test 300 -f "$f"
 		fi
 		runs=$((runs + 1))
+		# What ran: a run whose cases were all skipped is no evidence.
+		echo "iter $i $f rc=$rc $(($(date +%s) - t0))s:" \
+			"$(grep -c 'done$' /tmp/u.out) done," \
+			"$(grep -c 'skipped \[reason' /tmp/u.out) skipped," \
+			"$(grep -c 'failed \[reason' /tmp/u.out) failed"
 		if [ $rc != 0 ]; then
 			fails=$((fails + 1))
 			echo "iter $i $f rc=$rc: $(grep -m1 -B1 'ERROR\|FAIL' /tmp/u.out | tr '\n' ' ')"
