@@ -15,6 +15,8 @@
 #   scripts/run-guest.sh -k vanilla -o $d -t 1500 -- \
 #       "sh /host/uffd-loop.sh 1080 events-wp > /host/loop.out 2>&1"
 # (add --append sysctl.vm.pt_share=2 for ptshare). Output: $d/share/loop.out
+# The shmem events hang (baseline/README.md) needs slow vCPUs: run both
+# run-guest.sh under "taskset -c 0" and use debug kernels.
 secs=${1:-900}
 shift || true
 filters=${*:-all events}
@@ -40,11 +42,15 @@ run_test() {  # LIMIT ARGS...
 			for p in $(pidof uffd-unit-tests); do
 				for task in /proc/$p/task/*; do
 					echo "--- task ${task##*/} of $p: $(grep State $task/status) wchan $(cat $task/wchan)"
+					# two samples: a task in a loop moves
+					cat $task/stack; sleep 1; echo "-- again:"; cat $task/stack
 				done
 			done >>/tmp/u.out 2>&1
 			echo t >/proc/sysrq-trigger
+			# sysrq-l: reliable stacks of what runs on a CPU now
+			echo l >/proc/sysrq-trigger
 			sleep 2
-			dmesg | grep -A40 'task:uffd-unit-test' >>/tmp/u.out
+			dmesg | grep -A40 'task:uffd-unit-test\|NMI backtrace' >>/tmp/u.out
 			kill -9 $(pidof uffd-unit-tests) 2>/dev/null
 			break
 		fi
