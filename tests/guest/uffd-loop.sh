@@ -42,12 +42,11 @@ run_test() {  # LIMIT ARGS...
 			for p in $(pidof uffd-unit-tests); do
 				for task in /proc/$p/task/*; do
 					echo "--- task ${task##*/} of $p: $(grep State $task/status) wchan $(cat $task/wchan)"
-					# two samples: a task in a loop moves
-					cat $task/stack; sleep 1; echo "-- again:"; cat $task/stack
 				done
 			done >>/tmp/u.out 2>&1
 			echo t >/proc/sysrq-trigger
-			# sysrq-l: reliable stacks of what runs on a CPU now
+			# sysrq-l: where the tasks on a CPU run now (RIP; the guest's
+			# guess unwinder gives no call trace of a running task)
 			echo l >/proc/sysrq-trigger
 			sleep 2
 			dmesg | grep -A40 'task:uffd-unit-test\|NMI backtrace' >>/tmp/u.out
@@ -63,7 +62,8 @@ run_test() {  # LIMIT ARGS...
 
 end=$(( $(date +%s) + secs ))
 i=0 fails=0 runs=0
-while [ "$(date +%s)" -lt "$end" ]; do
+# at least one round, however short SECS is
+while [ "$i" = 0 ] || [ "$(date +%s)" -lt "$end" ]; do
 	i=$((i + 1))
 	for f in $filters; do
 		echo 3 >/proc/sys/vm/drop_caches
