@@ -8,7 +8,8 @@
 #                           then a slice on the debug kernel (DEBUG_ONLY=...,
 #                           DEBUG_ONLY= to skip it)
 #   make test FLAVOUR=debug the whole suite on the debug kernel
-#   make baseline           run the selftests on vanilla, rewrite baseline/
+#   make baseline           run the selftests and tests/ptshare/observe on
+#                           vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
 #   make shell FLAVOUR=x    boot a kernel with an interactive shell
 #   make fuzz SEEDS=N       the differential fuzzer in QEMU for N seeds

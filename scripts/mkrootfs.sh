@@ -68,6 +68,10 @@ printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
 [ -d "$BUILD/bench" ] && cp -r "$BUILD/bench" "$stage/ptshare/bench"
 [ -d "$BUILD/patch-scripts" ] && cp -r "$BUILD/patch-scripts" "$stage/ptshare/patch-scripts"
 cp -r "$ROOT/tests/plans" "$stage/ptshare/plans"
+# What tests/ptshare/observe compares its readings with (scripts/baseline.sh).
+[ -f "$ROOT/baseline/observe-vanilla.txt" ] &&
+	cp "$ROOT/baseline/observe-vanilla.txt" "$stage/ptshare/"
+cp "$ROOT/baseline/observe-known.txt" "$stage/ptshare/"
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) >"$BUILD/rootfs.cpio.tmp"
 mv "$BUILD/rootfs.cpio.tmp" "$BUILD/rootfs.cpio"

@@ -27,8 +27,9 @@
 #include "pts.h"
 
 #ifndef PR_SET_PT_SHARE
-#define PR_SET_PT_SHARE		74
-#define PR_GET_PT_SHARE		75
+/* ASCII "PTSS" and "PTSG", past mainline's numbers as PR_SET_VMA is. */
+#define PR_SET_PT_SHARE		0x50545353
+#define PR_GET_PT_SHARE		0x50545347
 #define PR_PT_SHARE_DEFAULT	0
 #define PR_PT_SHARE_NEVER	1
 #define PR_PT_SHARE_ALWAYS	2
