@@ -6,7 +6,7 @@
 #
 # Usage: scripts/test.sh [-k FLAVOUR] [-t TIMEOUT] [PLAN...]
 #   FLAVOUR  ptshare (default), debug or vanilla
-#   PLAN     selftests, ptshare (default: both); ONLY="cow mkdirty" narrows
+#   PLAN     early, selftests, ptshare (default: all three, in that order); ONLY="cow mkdirty" narrows
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-plans=${*:-selftests ptshare}
+plans=${*:-early selftests ptshare}
 
 "$ROOT/scripts/deps.sh"
 "$ROOT/scripts/tree.sh"
