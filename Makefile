@@ -11,6 +11,8 @@
 #   make baseline           run the selftests and tests/ptshare/observe on
 #                           vanilla, rewrite baseline/
 #   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
+#   make cross              compile build/linux's HEAD for i386, m68k and
+#                           x86_64 with PTSHARE=n (CROSS_ARCHS="... sh")
 #   make shell FLAVOUR=x    boot a kernel with an interactive shell
 #   make fuzz SEEDS=N       the differential fuzzer in QEMU for N seeds
 #                           (FUZZ_SEED0, FUZZ_OPS; FLAVOUR=vanilla to compare)
@@ -38,6 +40,10 @@ kernel:
 	scripts/deps.sh
 	scripts/build-kernel.sh $(FLAVOUR)
 
+cross:
+	scripts/deps.sh
+	CROSS_ARCHS="$(CROSS_ARCHS)" scripts/cross-build.sh
+
 shell: kernel
 	scripts/build-selftests.sh
 	$(MAKE) -s -C tests/ptshare OUT=$(CURDIR)/build/ptshare-tests
@@ -57,4 +63,4 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-.PHONY: bench test baseline kernel shell fuzz soak export tree
+.PHONY: bench test baseline kernel cross shell fuzz soak export tree

@@ -2,8 +2,9 @@
 # make test: the test suite on the ptshare kernel (scripts/test.sh), then a
 # slice of it on the debug kernel (DEBUG_VM with ptshare's PTE-write check,
 # PAGE_TABLE_CHECK, lockdep, DEBUG_PAGEALLOC, fault injection), where any
-# kernel warning fails the run. Prints the case lines of both runs, those of
-# the debug run as "PASS debug:NAME", and ends with their sum:
+# kernel warning fails the run, then the cross builds (scripts/cross-build.sh:
+# i386, m68k, x86_64 without CONFIG_PTSHARE). Prints the case lines of all
+# runs, those of the debug run as "PASS debug:NAME", and ends with their sum:
 #   N passed, N failed, N skipped
 # Exit status 0 only if nothing failed.
 #
@@ -11,7 +12,8 @@
 # there is no second run), DEBUG_ONLY (the plan entries of the debug run;
 # empty skips it), DEBUG_BUDGET (minutes, default 45: if the first run took
 # longer, the debug run is skipped and reported as one SKIP, so that a slow
-# machine stays within CI's time), and what scripts/test.sh takes.
+# machine stays within CI's time), CROSS (1; 0 skips the cross builds),
+# CROSS_ARCHS, and what scripts/test.sh takes.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -54,6 +56,13 @@ else
 	run debug "debug:" env ONLY="$slice" HARNESS_CHECKS=0 "$ROOT/scripts/test.sh" -k debug
 fi
 
+# The series must build where ptshare is not: i386, m68k (the generic
+# set_ptes()), x86_64 with CONFIG_PTSHARE=n (CROSS=0 skips it).
+if [ "$flavour" != debug ] && [ "${CROSS:-1}" = 1 ]; then
+	log "cross builds: ${CROSS_ARCHS:-i386 m68k x86_64}"
+	run cross "" "$ROOT/scripts/cross-build.sh"
+fi
+
 cat "$tmp"/*.out >"$tmp/all"
-echo "# both runs together (ptshare suite and debug slice), $((($(date +%s) - start) / 60)) min"
+echo "# all runs together (ptshare suite, debug slice, cross builds), $((($(date +%s) - start) / 60)) min"
 summarize "$tmp/all"

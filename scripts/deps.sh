@@ -15,25 +15,8 @@ busybox-static liburing-dev libnuma-dev libcap-dev gnuplot-nox"
 pkgs="$pkgs patch redis-tools"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
-missing=
-for p in $pkgs; do
-	name=${p%%=*}
-	want=${p#*=}
-	have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
-	case "$have" in
-	"install ok installed "*)
-		[ "$name" = "$p" ] || [ "${have##* }" = "$want" ] || missing="$missing $p" ;;
-	*) missing="$missing $p" ;;
-	esac
-done
-if [ -n "$missing" ]; then
-	[ "$(id -u)" = 0 ] || die "need root to install:$missing"
-	log "installing:$missing"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# shellcheck disable=SC2086
+ensure_pkgs $pkgs
 
 # The patch-scripts workload: glibc-source's patches (apt-get download).
 "$ROOT/scripts/prep-patch-scripts.sh"

@@ -13,6 +13,30 @@ JOBS=${JOBS:-$(nproc)}
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# Install the Debian packages PKG (or PKG=VERSION, an exact version) that
+# are missing, with apt-get; needs root only when something is missing.
+ensure_pkgs() { # PKG...
+	missing=
+	for p; do
+		name=${p%%=*}
+		want=${p#*=}
+		have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
+		case "$have" in
+		"install ok installed "*)
+			[ "$name" = "$p" ] || [ "${have##* }" = "$want" ] || missing="$missing $p" ;;
+		*) missing="$missing $p" ;;
+		esac
+	done
+	[ -n "$missing" ] || return 0
+	[ "$(id -u)" = 0 ] || die "need root to install:$missing"
+	log "installing:$missing"
+	DEBIAN_FRONTEND=noninteractive
+	export DEBIAN_FRONTEND
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
 # Source tree of a flavour.
 flavour_src() {
 	case "$1" in
