@@ -1170,26 +1170,11 @@ static void test_pss(void)
 	pss[2] = smaps_at(pids[1], p, "Pss", NULL, 0);
 	tap_diag("Pss of the 8192 kB region: parent %ld kB, copier %ld kB, other child %ld kB (a third: %.0f kB)",
 		 pss[0], pss[1], pss[2], third);
-	for (int k = 0; k < 3; k++) {
-		/*
-		 * Known difference (docs/design/observable-state.md): the
-		 * copier's private table maps each page once more than the
-		 * table the other two still share, whose two sharers its
-		 * smaps walk cannot see, so it reads half, not a third.
-		 * Anything else still fails.
-		 */
-		if (k == 1 && pts_mode() >= 0 && pss[k] > third * 1.5 * 0.98 &&
-		    pss[k] < third * 1.5 * 1.02) {
-			tap_skip("known difference: the copier counts the table it copied from as one mapper",
-				 "Pss of three sharers, one of which copied the table: a third in the %s",
-				 who[k]);
-			continue;
-		}
+	for (int k = 0; k < 3; k++)
 		tap_result(pss[k] >= 0 && pss[k] > third * 0.98 &&
 			   pss[k] < third * 1.02,
 			   "Pss of three sharers, one of which copied the table: a third in the %s",
 			   who[k]);
-	}
 	for (int k = 0; k < 2; k++) {
 		int st;
 
