@@ -54,10 +54,12 @@ if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
 fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
-# PT_SHARE=0|1|2 boots with vm.pt_share set (ptshare kernels only).
-[ "$flavour" != vanilla ] || PT_SHARE=
+# PT_SHARE=0|1|2 boots with vm.pt_share set, PT_SHARE_SHARED=0|1 with
+# vm.pt_share_shared (ptshare kernels only).
+[ "$flavour" != vanilla ] || PT_SHARE= PT_SHARE_SHARED=
+append="${PT_SHARE:+sysctl.vm.pt_share=$PT_SHARE}${PT_SHARE_SHARED:+ sysctl.vm.pt_share_shared=$PT_SHARE_SHARED}"
 "$ROOT/scripts/run-guest.sh" -k "$flavour" -o "$run" -t "$tmo" -s 3 \
-	${PT_SHARE:+--append "sysctl.vm.pt_share=$PT_SHARE"} -- \
+	${append:+--append "$append"} -- \
 	"${ONLY:+ONLY='$ONLY' }suite.sh $plans" >"$run/console.out" 2>&1
 grc=$?
 set -e
