@@ -10,10 +10,12 @@ if [ "$quick" = 1 ]; then
 	sizes="0 16 256 1024"; thps="never"; reps=5; secs=2; pcts="0 10 100"
 	cs_size=256; pt_size=256; pt_children="1 10"
 	ps_reps=2; redis_sizes="256"; redis_reps=3; redis_req=10000
+	shm_size=256; shm_readers="10"
 else
 	sizes="0 16 64 256 1024 4096 8192"; thps="never always"; reps=10; secs=5
 	pcts="0 1 10 50 100"; cs_size=1024; pt_size=1024; pt_children="1 10 100"
 	ps_reps=5; redis_sizes="1024 4096"; redis_reps=3; redis_req=20000
+	shm_size=1024; shm_readers="10 100"
 fi
 
 run() {
@@ -103,3 +105,14 @@ done
 for n in $pt_children; do
 	run pt-memory $B/ptmem -s "$pt_size" -n "$n" -H off
 done
+
+# N processes reading one shared region (a memfd), children of one parent;
+# -s 0 gives the page tables of as many bare children. On ptshare kernels
+# with the tables of shared mappings shared (vm.pt_share_shared=1).
+knob=/proc/sys/vm/pt_share_shared
+if [ -w "$knob" ]; then echo 1 >"$knob"; fi
+for n in $shm_readers; do
+	run shm-readers $B/shmreaders -s 0 -n "$n"
+	run shm-readers $B/shmreaders -s "$shm_size" -n "$n"
+done
+if [ -w "$knob" ]; then echo 0 >"$knob"; fi

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmreaders: N processes that read one shared region, as the backends of
+ * a database read its shared buffers.
+ *
+ * The parent maps SIZE_MIB of shmem (a memfd, MAP_SHARED), writes every
+ * page, and forks N children.  Each child reads one byte of every page,
+ * reports its minor faults, and blocks until released.  The parent
+ * reports, once all have read:
+ *   readers_us     time from the first fork until the last child has
+ *                  read everything (virtual time under icount);
+ *   child_pte_kb   the children's VmPTE, summed (shared tables count in
+ *                  every sharer's VmPTE, as if fork had copied them);
+ *   pt_alive_kb    page-table memory of the whole system while all the
+ *                  children are alive, less what it was before the first
+ *                  fork: the memory the children's tables really take;
+ *   child_minflt   the children's minor faults while reading, summed.
+ * Run it with -s 0 for the page tables of N bare children, to subtract.
+ * Without ptshare, or with vm.pt_share_shared=0, every child builds its
+ * own tables by faulting (one fault per 16 pages, with fault-around);
+ * with vm.pt_share_shared=1 it starts with the parent's.
+ */
+#include "bench.h"
+
+#include <sys/resource.h>
+
+struct opts {
+	unsigned long size_mib;
+	unsigned long children;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: shmreaders [-s SIZE_MIB] [-n CHILDREN] [-h]\n"
+"  -s  shared memory (a memfd) in MiB (default 64; 0 for bare children)\n"
+"  -n  number of reading children (default 10)\n"
+"  -h  this help\n");
+}
+
+static long status_kb(pid_t pid, const char *key)
+{
+	size_t klen = strlen(key);
+	char path[64], line[256];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		bench_die_errno("open %s", path);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) &&
+		    sscanf(line + klen, "%ld", &val) == 1)
+			break;
+	fclose(f);
+	if (val < 0)
+		bench_die("no '%s' in %s", key, path);
+	return val;
+}
+
+/* nr_page_table_pages, with the per-CPU counts folded in (needs root). */
+static long pt_pages(void)
+{
+	char line[256];
+	long val = -1;
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	FILE *f;
+
+	if (fd >= 0) {
+		if (write(fd, "1", 1) < 0 && errno != EINVAL)
+			bench_warn("vm/stat_refresh: %s", strerror(errno));
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		bench_die_errno("open /proc/vmstat");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "nr_page_table_pages %ld", &val) == 1)
+			break;
+	fclose(f);
+	if (val < 0)
+		bench_die("no nr_page_table_pages in /proc/vmstat");
+	return val;
+}
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Child: read every page, send its fault count, wait for EOF. */
+static void __noreturn reader(const char *p, size_t size, int done_fd,
+			      int release_fd)
+{
+	volatile const char *v = p;
+	unsigned long sum = 0;
+	long f0 = minflt(), faults;
+	char c;
+
+	for (size_t off = 0; off < size; off += 4096)
+		sum += v[off];
+	faults = minflt() - f0;
+	if (sum == 1)		/* keep the reads */
+		faults++;
+	if (write(done_fd, &faults, sizeof(faults)) != (ssize_t)sizeof(faults))
+		_exit(3);
+	while (read(release_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .size_mib = 64, .children = 10 };
+	long faults, total_faults = 0, pte_kb = 0, pt_before, pt_alive;
+	int done[2], rel[2], c;
+	size_t size;
+	uint64_t t0;
+	pid_t *pids;
+	char *p = NULL;
+
+	bench_init("shmreaders");
+	while ((c = bench_getopt(argc, argv, "s:n:h", usage)) != -1) {
+		switch (c) {
+		case 's':
+			o.size_mib = bench_parse_ulong(optarg, c, 0, ULONG_MAX);
+			break;
+		case 'n':
+			o.children = bench_parse_ulong(optarg, c, 1, 100000);
+			break;
+		}
+	}
+	bench_param("size_mib=%lu", o.size_mib);
+	bench_param("children=%lu", o.children);
+	size = bench_mib(o.size_mib);
+
+	if (size) {
+		int fd = memfd_create("shmreaders", 0);
+
+		if (fd < 0 || ftruncate(fd, size))
+			bench_die_errno("memfd of %lu MiB", o.size_mib);
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			bench_die_errno("mmap");
+		close(fd);
+		madvise(p, size, MADV_NOHUGEPAGE);
+		for (size_t off = 0; off < size; off += 4096)
+			p[off] = (char)(off >> 12);
+	}
+	pids = calloc(o.children, sizeof(*pids));
+	if (!pids || pipe(done) || pipe(rel))
+		bench_die_errno("setup");
+
+	fflush(stdout);
+	pt_before = pt_pages();
+	t0 = bench_now_ns();
+	for (unsigned long i = 0; i < o.children; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			bench_die_errno("fork of child %lu", i + 1);
+		if (!pids[i]) {
+			close(rel[1]);
+			close(done[0]);
+			reader(p, size, done[1], rel[0]);
+		}
+	}
+	for (unsigned long i = 0; i < o.children; i++) {
+		if (read(done[0], &faults, sizeof(faults)) !=
+		    (ssize_t)sizeof(faults))
+			bench_die("a child did not report");
+		total_faults += faults;
+	}
+	bench_result("readers_us", bench_ns_to_us(bench_now_ns() - t0), "us",
+		     1);
+	pt_alive = pt_pages();
+	for (unsigned long i = 0; i < o.children; i++)
+		pte_kb += status_kb(pids[i], "VmPTE:");
+	close(rel[1]);
+	for (unsigned long i = 0; i < o.children; i++)
+		bench_reap(pids[i], NULL);
+	bench_result("child_pte_kb", pte_kb, "kB", 1);
+	bench_result("pt_alive_kb", (pt_alive - pt_before) *
+		     (sysconf(_SC_PAGESIZE) / 1024), "kB", 1);
+	bench_result("child_minflt", total_faults, "faults", 1);
+	return 0;
+}
