@@ -16,7 +16,8 @@
  *     parent while the tables are shared;
  *   - see the parent's writes and have its own writes seen, after either
  *     side let go of a table by writing;
- *   - keep the contents through mprotect and munmap of part of a table.
+ *   - keep the contents through mprotect and munmap of part of a table;
+ * and /proc/kpagecount counts both mappings of each page while shared.
  * On a kernel without ptshare every case still runs, and only the checks
  * that need sharing are skipped.
  */
@@ -98,6 +99,41 @@ static long present(const char *p)
 	close(fd);
 	for (unsigned long i = 0; i < NPAGES; i++)
 		n += !!(e[i] >> 63);
+	return n;
+}
+
+/*
+ * Pages of the region whose /proc/kpagecount is not want, or -1 if the
+ * counts cannot be read (PFNs need CAP_SYS_ADMIN).
+ */
+static long kpagecount_not(const char *p, uint64_t want)
+{
+	uint64_t e[NPAGES], count;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kc = open("/proc/kpagecount", O_RDONLY);
+	long n = -1;
+
+	if (pm < 0 || kc < 0)
+		goto out;
+	if (pread(pm, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
+	    (ssize_t)sizeof(e))
+		goto out;
+	n = 0;
+	for (unsigned long i = 0; i < NPAGES; i++) {
+		uint64_t pfn = e[i] & ((1ULL << 55) - 1);
+
+		if (!(e[i] >> 63) || !pfn ||
+		    pread(kc, &count, 8, pfn * 8) != 8) {
+			n = -1;
+			break;
+		}
+		n += count != want;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kc >= 0)
+		close(kc);
 	return n;
 }
 
@@ -319,7 +355,7 @@ static void test_kind(enum kind k)
 	struct report rep;
 	struct region r;
 	struct turns t;
-	long shared0, detach0, moved = -1;
+	long shared0, detach0, moved = -1, kc;
 	int out[2], st;
 	pid_t pid;
 
@@ -356,6 +392,14 @@ static void test_kind(enum kind k)
 	/* 1. the child read; 2. migrate while the tables are shared */
 	if (!turn_take(t.to_parent[0]))
 		goto reap;
+	kc = kpagecount_not(r.p, 2);
+	if (kc < 0)
+		tap_skip("cannot read /proc/kpagecount",
+			 "%s: kpagecount 2 for pages parent and child map", name);
+	else
+		tap_result(kc == 0,
+			   "%s: kpagecount 2 for pages parent and child map (%ld differ)",
+			   name, kc);
 	moved = migrate_half(r.p);
 	turn_give(t.to_child[1]);
 
