@@ -241,6 +241,69 @@ static inline size_t bench_mib(unsigned long mib)
 	return (size_t)mib << 20;
 }
 
+/* ---- /proc ------------------------------------------------------------ */
+
+/*
+ * Value of the first line of path that starts with key, as a long.
+ * Dies if the file or key is missing: the numbers are the whole point.
+ */
+static inline long bench_read_key(const char *path, const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long val = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		bench_die_errno("open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen))
+			continue;
+		if (sscanf(line + klen, "%ld", &val) != 1)
+			val = -1;
+		break;
+	}
+	fclose(f);
+	if (val < 0)
+		bench_die("no '%s' in %s", key, path);
+	return val;
+}
+
+/*
+ * vmstat counters are kept per CPU and only folded into the global value
+ * past a threshold, so /proc/vmstat can be off by that threshold times the
+ * number of CPUs.  Writing vm/stat_refresh folds them now; it needs root,
+ * and without it the number is just less exact.
+ */
+static inline void bench_refresh_vmstat(void)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	/* EINVAL only reports a negative counter, after the fold is done. */
+	if (write(fd, "1", 1) < 0 && errno != EINVAL)
+		bench_warn("vm/stat_refresh: %s", strerror(errno));
+	close(fd);
+}
+
+/* nr_page_table_pages, system wide. */
+static inline long bench_pt_pages(void)
+{
+	bench_refresh_vmstat();
+	return bench_read_key("/proc/vmstat", "nr_page_table_pages ");
+}
+
+/* VmPTE of a process, in kB. */
+static inline long bench_vmpte_kb(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return bench_read_key(path, "VmPTE:");
+}
+
 /* ---- children --------------------------------------------------------- */
 
 /*

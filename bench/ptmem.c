@@ -59,65 +59,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 }
 
-/*
- * Value of the first line of path that starts with key, as a long.
- * Dies if the file or key is missing: the numbers are the whole point.
- */
-static long read_key(const char *path, const char *key)
-{
-	size_t klen = strlen(key);
-	char line[256];
-	long val = -1;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		bench_die_errno("open %s", path);
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen))
-			continue;
-		if (sscanf(line + klen, "%ld", &val) != 1)
-			val = -1;
-		break;
-	}
-	fclose(f);
-	if (val < 0)
-		bench_die("no '%s' in %s", key, path);
-	return val;
-}
-
-/*
- * vmstat counters are kept per CPU and only folded into the global value
- * past a threshold, so /proc/vmstat can be off by that threshold times the
- * number of CPUs.  Writing vm/stat_refresh folds them now; it needs root,
- * and without it the number is just less exact.
- */
-static void refresh_vmstat(void)
-{
-	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-
-	if (fd < 0)
-		return;
-	/* EINVAL only reports a negative counter, after the fold is done. */
-	if (write(fd, "1", 1) < 0 && errno != EINVAL)
-		bench_warn("vm/stat_refresh: %s", strerror(errno));
-	close(fd);
-}
-
-static long pt_pages(void)
-{
-	refresh_vmstat();
-	return read_key("/proc/vmstat", "nr_page_table_pages ");
-}
-
-static long vmpte_kb(pid_t pid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	return read_key(path, "VmPTE:");
-}
-
 /* Child: say "running", then block until the parent closes the pipe. */
 static void __noreturn child(int ready_fd, int release_fd)
 {
@@ -193,12 +134,12 @@ static void report_pt(const char *metric, long pages)
 static long pt_pages_settled(long baseline)
 {
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };
-	long pages = pt_pages();
+	long pages = bench_pt_pages();
 	int i;
 
 	for (i = 0; i < 200 && pages > baseline; i++) {
 		nanosleep(&tick, NULL);
-		pages = pt_pages();
+		pages = bench_pt_pages();
 	}
 	return pages;
 }
@@ -218,7 +159,7 @@ static void read_children(pid_t *pids, unsigned long n, struct vmpte *v)
 	v->min = LONG_MAX;
 	v->max = 0;
 	for (i = 0; i < n; i++) {
-		kb = vmpte_kb(pids[i]);
+		kb = bench_vmpte_kb(pids[i]);
 		sum += kb;
 		if (kb < v->min)
 			v->min = kb;
@@ -251,10 +192,10 @@ int main(int argc, char **argv)
 	if (pipe(ready) || pipe(rel))
 		bench_die_errno("pipe");
 
-	before = pt_pages();
+	before = bench_pt_pages();
 	spawn(pids, o.children, ready, rel);
-	alive = pt_pages();
-	parent_kb = vmpte_kb(getpid());
+	alive = bench_pt_pages();
+	parent_kb = bench_vmpte_kb(getpid());
 	read_children(pids, o.children, &child);
 	release(rel[1], pids, o.children);
 

@@ -38,52 +38,6 @@ static void usage(FILE *f)
 "  -h  this help\n");
 }
 
-static long status_kb(pid_t pid, const char *key)
-{
-	size_t klen = strlen(key);
-	char path[64], line[256];
-	long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		bench_die_errno("open %s", path);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) &&
-		    sscanf(line + klen, "%ld", &val) == 1)
-			break;
-	fclose(f);
-	if (val < 0)
-		bench_die("no '%s' in %s", key, path);
-	return val;
-}
-
-/* nr_page_table_pages, with the per-CPU counts folded in (needs root). */
-static long pt_pages(void)
-{
-	char line[256];
-	long val = -1;
-	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-	FILE *f;
-
-	if (fd >= 0) {
-		if (write(fd, "1", 1) < 0 && errno != EINVAL)
-			bench_warn("vm/stat_refresh: %s", strerror(errno));
-		close(fd);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		bench_die_errno("open /proc/vmstat");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "nr_page_table_pages %ld", &val) == 1)
-			break;
-	fclose(f);
-	if (val < 0)
-		bench_die("no nr_page_table_pages in /proc/vmstat");
-	return val;
-}
-
 static long minflt(void)
 {
 	struct rusage ru;
@@ -156,7 +110,7 @@ int main(int argc, char **argv)
 		bench_die_errno("setup");
 
 	fflush(stdout);
-	pt_before = pt_pages();
+	pt_before = bench_pt_pages();
 	t0 = bench_now_ns();
 	for (unsigned long i = 0; i < o.children; i++) {
 		pids[i] = fork();
@@ -176,9 +130,9 @@ int main(int argc, char **argv)
 	}
 	bench_result("readers_us", bench_ns_to_us(bench_now_ns() - t0), "us",
 		     1);
-	pt_alive = pt_pages();
+	pt_alive = bench_pt_pages();
 	for (unsigned long i = 0; i < o.children; i++)
-		pte_kb += status_kb(pids[i], "VmPTE:");
+		pte_kb += bench_vmpte_kb(pids[i]);
 	close(rel[1]);
 	for (unsigned long i = 0; i < o.children; i++)
 		bench_reap(pids[i], NULL);
