@@ -22,6 +22,7 @@
 #                           unshare allocation failures)
 #   make export             export build/linux commits into patches/
 #   make tree               (re)create build/linux from patches/
+#   make help               this list
 FLAVOUR ?= ptshare
 PT_SHARE ?= 2
 QUICK ?= 0
@@ -64,4 +65,8 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-.PHONY: bench test baseline kernel cross shell fuzz soak export tree
+# The comment at the top of this file, without its '#'.
+help:
+	@sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile
+
+.PHONY: bench test baseline kernel cross shell fuzz soak export tree help
