@@ -95,6 +95,11 @@ if [ -z "${GUESTS:-}" ]; then
 fi
 case $GUESTS in *[!0-9]* | 0) die "GUESTS must be a positive number" ;; esac
 log "$(echo $kernels | wc -w) kernels, $GUESTS guest(s) at a time, ${mem} MiB each"
+export GUESTS
+# What produced this run: results/<run-id>/manifest.txt.
+# shellcheck disable=SC2086 # a list of flavours
+"$ROOT/scripts/manifest.sh" "$res" $flavours -- \
+	"QUICK=$quick KERNELS=\"$kernels\" GUESTS=$GUESTS scripts/bench.sh"
 
 # A failed kernel stops the run before the next guests boot: its report
 # could not be complete, and the next boots would take an hour for it.
