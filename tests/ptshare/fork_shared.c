@@ -18,6 +18,8 @@
  *     side let go of a table by writing;
  *   - keep the contents through mprotect and munmap of part of a table;
  * and /proc/kpagecount counts both mappings of each page while shared.
+ * Last, the Pss of three mappers of a memfd, one of which let go of the
+ * tables and faulted the pages back in, is a third in each.
  * On a kernel without ptshare every case still runs, and only the checks
  * that need sharing are skipped.
  */
@@ -498,6 +500,105 @@ reap:
 	unmap_region(k, &r);
 }
 
+/* Pss of the VMA at p in process pid, in kB, or -1. */
+static long pss_at(pid_t pid, const char *p)
+{
+	char path[64], line[256];
+	unsigned long start, end;
+	int in = 0;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = start == (uintptr_t)p;
+			continue;
+		}
+		if (in && !strncmp(line, "Pss:", 4)) {
+			v = strtol(line + 4, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * Three mappers of one memfd table: the parent and two children share it;
+ * the writer lets go of it by writing every page, and faults them back into
+ * a table of its own; the reader reads every page through the shared one.
+ * Each maps every page once, so each has a third of the Pss, as on vanilla
+ * (where both children fault the pages in).
+ */
+static void test_pss_three(void)
+{
+	static const char *const who[] = { "parent", "writer", "reader" };
+	struct region r;
+	int go[2][2], ready[2][2];
+	long pss[3];
+	pid_t pids[2];
+	char c = 0;
+
+	if (map_region(K_MEMFD, &r)) {
+		tap_result(0, "Pss of three memfd mappers: map (%s)",
+			   strerror(errno));
+		unmap_region(K_MEMFD, &r);
+		return;
+	}
+	fill(r.p, 1);
+	for (int k = 0; k < 2; k++) {
+		if (pipe(go[k]) || pipe(ready[k])) {
+			perror("pipe");
+			exit(1);
+		}
+		pids[k] = fork();
+		if (pids[k] < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (!pids[k]) {
+			if (k == 0) {
+				fill(r.p, 2);
+			} else {
+				/* read every page; the writer may be writing */
+				for (unsigned long i = 0; i < NPAGES; i++)
+					(void)*(volatile char *)(r.p + i * PTS_PAGE);
+			}
+			turn_give(ready[k][1]);
+			turn_take(go[k][0]);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		close(ready[k][1]);	/* a child that died gives EOF */
+		if (!turn_take(ready[k][0]))
+			tap_diag("Pss: child %d did not get ready", k);
+	}
+	pss[0] = pss_at(getpid(), r.p);
+	pss[1] = pss_at(pids[0], r.p);
+	pss[2] = pss_at(pids[1], r.p);
+	tap_diag("Pss of the 8 MiB memfd: parent %ld kB, writer %ld kB, reader %ld kB (a third: %ld kB)",
+		 pss[0], pss[1], pss[2], (long)(SIZE / 1024 / 3));
+	for (int k = 0; k < 3; k++)
+		tap_result(pss[k] > 0 && labs(pss[k] - (long)(SIZE / 1024 / 3)) <= 2,
+			   "Pss of three memfd mappers, one of which let go of the tables: a third in the %s",
+			   who[k]);
+	for (int k = 0; k < 2; k++) {
+		if (write(go[k][1], &c, 1) != 1)
+			perror("write");
+		waitpid(pids[k], NULL, 0);
+		close(go[k][0]);
+		close(go[k][1]);
+		close(ready[k][0]);
+	}
+	unmap_region(K_MEMFD, &r);
+}
+
 int main(void)
 {
 	long saved = pts_read_long(SHARED_KNOB);
@@ -507,6 +608,7 @@ int main(void)
 		sharing = 1;
 	for (int k = 0; k < NR_KINDS; k++)
 		test_kind(k);
+	test_pss_three();
 	if (saved >= 0)
 		pts_write_long(SHARED_KNOB, saved);
 	return tap_finish();
