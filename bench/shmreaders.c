@@ -19,6 +19,13 @@
  * Without ptshare, or with vm.pt_share_shared=0, every child builds its
  * own tables by faulting (one fault per 16 pages, with fault-around);
  * with vm.pt_share_shared=1 it starts with the parent's.
+ *
+ * With -u, the children are unrelated to each other as far as the region
+ * goes: the parent unmaps it before the first fork, and each child maps
+ * the memfd itself, as backends that attach a SysV segment or open the
+ * same memfd or file do.  Fork then shares nothing of it; with
+ * vm.pt_share_shared=2, a child attaches the tables that the children
+ * before it built.
  */
 #include "bench.h"
 
@@ -27,14 +34,16 @@
 struct opts {
 	unsigned long size_mib;
 	unsigned long children;
+	int unrelated;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: shmreaders [-s SIZE_MIB] [-n CHILDREN] [-h]\n"
+"usage: shmreaders [-s SIZE_MIB] [-n CHILDREN] [-u] [-h]\n"
 "  -s  shared memory (a memfd) in MiB (default 64; 0 for bare children)\n"
 "  -n  number of reading children (default 10)\n"
+"  -u  each child maps the memfd itself (default: inherits the mapping)\n"
 "  -h  this help\n");
 }
 
@@ -46,14 +55,25 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
-/* Child: read every page, send its fault count, wait for EOF. */
-static void __noreturn reader(const char *p, size_t size, int done_fd,
-			      int release_fd)
+/*
+ * Child: read every page (of its own mapping of @fd if @p is NULL), send
+ * its fault count, wait for EOF.
+ */
+static void __noreturn reader(const char *p, int fd, size_t size,
+			      int done_fd, int release_fd)
 {
-	volatile const char *v = p;
+	volatile const char *v;
 	unsigned long sum = 0;
 	long f0 = minflt(), faults;
 	char c;
+
+	if (!p && size) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(4);
+		madvise((void *)p, size, MADV_NOHUGEPAGE);
+	}
+	v = p;
 
 	for (size_t off = 0; off < size; off += 4096)
 		sum += v[off];
@@ -76,9 +96,10 @@ int main(int argc, char **argv)
 	uint64_t t0;
 	pid_t *pids;
 	char *p = NULL;
+	int fd = -1;
 
 	bench_init("shmreaders");
-	while ((c = bench_getopt(argc, argv, "s:n:h", usage)) != -1) {
+	while ((c = bench_getopt(argc, argv, "s:n:uh", usage)) != -1) {
 		switch (c) {
 		case 's':
 			o.size_mib = bench_parse_ulong(optarg, c, 0, ULONG_MAX);
@@ -86,24 +107,33 @@ int main(int argc, char **argv)
 		case 'n':
 			o.children = bench_parse_ulong(optarg, c, 1, 100000);
 			break;
+		case 'u':
+			o.unrelated = 1;
+			break;
 		}
 	}
 	bench_param("size_mib=%lu", o.size_mib);
 	bench_param("children=%lu", o.children);
+	if (o.unrelated)
+		bench_param("mapping=own");
 	size = bench_mib(o.size_mib);
 
 	if (size) {
-		int fd = memfd_create("shmreaders", 0);
-
+		fd = memfd_create("shmreaders", 0);
 		if (fd < 0 || ftruncate(fd, size))
 			bench_die_errno("memfd of %lu MiB", o.size_mib);
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED)
 			bench_die_errno("mmap");
-		close(fd);
 		madvise(p, size, MADV_NOHUGEPAGE);
 		for (size_t off = 0; off < size; off += 4096)
 			p[off] = (char)(off >> 12);
+		if (o.unrelated) {
+			munmap(p, size);
+			p = NULL;
+		} else {
+			close(fd);
+		}
 	}
 	pids = calloc(o.children, sizeof(*pids));
 	if (!pids || pipe(done) || pipe(rel))
@@ -119,7 +149,7 @@ int main(int argc, char **argv)
 		if (!pids[i]) {
 			close(rel[1]);
 			close(done[0]);
-			reader(p, size, done[1], rel[0]);
+			reader(p, fd, size, done[1], rel[0]);
 		}
 	}
 	for (unsigned long i = 0; i < o.children; i++) {

@@ -76,11 +76,14 @@ parent rewrites all after the child exited, page faults|cost-shifting|mode=paren
 child rewrites 100% after fork, total us|cost-shifting|mode=child-write,pct=100,|total_us_median
 page-table pages, 100 children alive|pt-memory|children=100,|pt_alive_pages
 page-table pages, 10 children alive|pt-memory|children=10,|pt_alive_pages
-100 readers of 1 GiB shmem: page tables alive, kB|shm-readers|size_mib=1024,children=100|pt_alive_kb
-100 readers of 1 GiB shmem: their minor faults|shm-readers|size_mib=1024,children=100|child_minflt
-100 readers of 1 GiB shmem: until all read, us|shm-readers|size_mib=1024,children=100|readers_us
-10 readers of 256 MiB shmem: page tables alive, kB|shm-readers|size_mib=256,children=10|pt_alive_kb
-10 readers of 256 MiB shmem: their minor faults|shm-readers|size_mib=256,children=10|child_minflt
+100 readers of 1 GiB shmem, inherited: page tables alive, kB|shm-readers|size_mib=1024,children=100$|pt_alive_kb
+100 readers of 1 GiB shmem, inherited: their minor faults|shm-readers|size_mib=1024,children=100$|child_minflt
+100 readers of 1 GiB shmem, inherited: until all read, us|shm-readers|size_mib=1024,children=100$|readers_us
+1000 readers of 1 GiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=1024,children=1000,mapping=own|pt_alive_kb
+1000 readers of 1 GiB shmem, each maps it: their minor faults|shm-readers|size_mib=1024,children=1000,mapping=own|child_minflt
+1000 readers of 1 GiB shmem, each maps it: until all read, us|shm-readers|size_mib=1024,children=1000,mapping=own|readers_us
+10 readers of 256 MiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=256,children=10,mapping=own|pt_alive_kb
+10 readers of 256 MiB shmem, each maps it: their minor faults|shm-readers|size_mib=256,children=10,mapping=own|child_minflt
 AIM9 fork_test, ops/s|aim9|mode=fork|fork_test
 AIM9 exec_test, ops/s|aim9|mode=exec|exec_test
 patch-scripts push 80 patches, ms|patch-scripts|patches=|push_ms_median

@@ -15,7 +15,7 @@ else
 	sizes="0 16 64 256 1024 4096 8192"; thps="never always"; reps=10; secs=5
 	pcts="0 1 10 50 100"; cs_size=1024; pt_size=1024; pt_children="1 10 100"
 	ps_reps=5; redis_sizes="1024 4096"; redis_reps=3; redis_req=20000
-	shm_size=1024; shm_readers="10 100"
+	shm_size=1024; shm_readers="10 100 1000"
 fi
 
 run() {
@@ -107,12 +107,15 @@ for n in $pt_children; do
 done
 
 # N processes reading one shared region (a memfd), children of one parent;
-# -s 0 gives the page tables of as many bare children. On ptshare kernels
-# with the tables of shared mappings shared (vm.pt_share_shared=1).
+# -s 0 gives the page tables of as many bare children. The children either
+# inherit the parent's mapping, or (-u) each maps the memfd itself. On
+# ptshare kernels, fork shares the tables of shared mappings and unrelated
+# mappers attach to each other's (vm.pt_share_shared=2).
 knob=/proc/sys/vm/pt_share_shared
-if [ -w "$knob" ]; then echo 1 >"$knob"; fi
+if [ -w "$knob" ]; then echo 2 >"$knob"; fi
 for n in $shm_readers; do
 	run shm-readers $B/shmreaders -s 0 -n "$n"
 	run shm-readers $B/shmreaders -s "$shm_size" -n "$n"
+	run shm-readers $B/shmreaders -s "$shm_size" -n "$n" -u
 done
 if [ -w "$knob" ]; then echo 0 >"$knob"; fi
