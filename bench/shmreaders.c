@@ -20,14 +20,16 @@
  * own tables by faulting (one fault per 16 pages, with fault-around);
  * with vm.pt_share_shared=1 it starts with the parent's.
  *
- * With -u, the children are unrelated to each other as far as the region
- * goes: the parent unmaps it before the first fork, and each child maps
- * the memfd itself, as backends that attach a SysV segment or open the
- * same memfd or file do.  Fork then shares nothing of it; with
- * vm.pt_share_shared=2, a child attaches the tables that the children
- * before it built.
+ * With -u, no reader inherits the region: an owner process maps the
+ * memfd, writes every page and waits, and each child maps the memfd
+ * itself, as backends that attach a SysV segment or open the same memfd
+ * or file do.  Fork then shares nothing of it; with vm.pt_share_shared=2,
+ * a child attaches the tables that the owner (or another child) built.
+ * The owner's tables count in the page tables before the first reader.
  */
 #include "bench.h"
+
+#include <signal.h>
 
 #include <sys/resource.h>
 
@@ -87,6 +89,48 @@ static void __noreturn reader(const char *p, int fd, size_t size,
 	_exit(0);
 }
 
+/* Map the memfd @fd shared, and write every page. */
+static char *map_and_fill(int fd, size_t size)
+{
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		bench_die_errno("mmap");
+	madvise(p, size, MADV_NOHUGEPAGE);
+	for (size_t off = 0; off < size; off += 4096)
+		p[off] = (char)(off >> 12);
+	return p;
+}
+
+/*
+ * The owner of -u: a process that maps the memfd, writes every page and
+ * keeps the mapping until it is killed.  Returns once it is ready.
+ */
+static pid_t start_owner(int fd, size_t size)
+{
+	int ready[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(ready))
+		bench_die_errno("pipe");
+	pid = fork();
+	if (pid < 0)
+		bench_die_errno("fork of the owner");
+	if (!pid) {
+		map_and_fill(fd, size);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		bench_die("the owner did not get ready");
+	close(ready[0]);
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .size_mib = 64, .children = 10 };
@@ -96,6 +140,7 @@ int main(int argc, char **argv)
 	uint64_t t0;
 	pid_t *pids;
 	char *p = NULL;
+	pid_t owner = 0;
 	int fd = -1;
 
 	bench_init("shmreaders");
@@ -122,18 +167,12 @@ int main(int argc, char **argv)
 		fd = memfd_create("shmreaders", 0);
 		if (fd < 0 || ftruncate(fd, size))
 			bench_die_errno("memfd of %lu MiB", o.size_mib);
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			bench_die_errno("mmap");
-		madvise(p, size, MADV_NOHUGEPAGE);
-		for (size_t off = 0; off < size; off += 4096)
-			p[off] = (char)(off >> 12);
-		if (o.unrelated) {
-			munmap(p, size);
-			p = NULL;
-		} else {
-			close(fd);
-		}
+	}
+	if (size && o.unrelated) {
+		owner = start_owner(fd, size);
+	} else if (size) {
+		p = map_and_fill(fd, size);
+		close(fd);
 	}
 	pids = calloc(o.children, sizeof(*pids));
 	if (!pids || pipe(done) || pipe(rel))
@@ -166,6 +205,10 @@ int main(int argc, char **argv)
 	close(rel[1]);
 	for (unsigned long i = 0; i < o.children; i++)
 		bench_reap(pids[i], NULL);
+	if (owner) {
+		kill(owner, SIGKILL);
+		waitpid(owner, NULL, 0);
+	}
 	bench_result("child_pte_kb", pte_kb, "kB", 1);
 	bench_result("pt_alive_kb", (pt_alive - pt_before) *
 		     (sysconf(_SC_PAGESIZE) / 1024), "kB", 1);

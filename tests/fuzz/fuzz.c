@@ -33,7 +33,10 @@
  *   -n  operations of the first process (default 200); children run 5-34
  *   -d  deepest fork level (default 3)
  *   -v  print every operation
- *   -k  keep vm.pt_share as it is (default: force 2 on a ptshare kernel)
+ *   -k  keep vm.pt_share and vm.pt_share_shared as they are (default, on
+ *       a ptshare kernel: force vm.pt_share=2, and vm.pt_share_shared=2,
+ *       so that the tables of the shared mappings are shared at fork and
+ *       attached by the processes that map the same file range)
  *   -X  self-test: corrupt one shadow value after op OP of the first process
  *       and expect the check to report it
  *   -D  tmpfs directory for the shared file (default /dev/shm)
@@ -1253,6 +1256,27 @@ static void usage(void)
 	exit(2);
 }
 
+#define SHARED_KNOB	"/proc/sys/vm/pt_share_shared"
+static long saved_shared = -1;
+static pid_t shared_owner;
+
+static void restore_shared_sharing(void)
+{
+	if (saved_shared >= 0 && getpid() == shared_owner)
+		pts_write_long(SHARED_KNOB, saved_shared);
+}
+
+/* vm.pt_share_shared=2 until the first process exits. */
+static void force_shared_sharing(void)
+{
+	saved_shared = pts_read_long(SHARED_KNOB);
+	if (saved_shared < 0)
+		return;
+	shared_owner = getpid();
+	atexit(restore_shared_sharing);
+	pts_write_long(SHARED_KNOB, 2);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = "/dev/shm";
@@ -1278,8 +1302,8 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	root_ops = nops;
-	if (!keep)
-		pts_force_sharing();
+	if (!keep && pts_force_sharing())
+		force_shared_sharing();
 	P.rng = P.seed * 0x2545F4914F6CDD1DULL + 1;
 	strcpy(P.path, "0");
 
@@ -1310,8 +1334,9 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 
-	printf("# fuzz seed=%llu ops=%lu depth=%d pt_share=%d\n", (unsigned long long)P.seed,
-	       nops, maxdepth, pts_mode());
+	printf("# fuzz seed=%llu ops=%lu depth=%d pt_share=%d pt_share_shared=%ld\n",
+	       (unsigned long long)P.seed, nops, maxdepth, pts_mode(),
+	       pts_read_long(SHARED_KNOB));
 	fflush(stdout);
 	run_ops(nops);
 	while (P.nkids)
