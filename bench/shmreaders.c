@@ -26,6 +26,8 @@
  * or file do.  Fork then shares nothing of it; with vm.pt_share_shared=2,
  * a child attaches the tables that the owner (or another child) built.
  * The owner's tables count in the page tables before the first reader.
+ * With -f FILE, the region is a file created there (on ext4, say)
+ * instead of a memfd.
  */
 #include "bench.h"
 
@@ -37,15 +39,17 @@ struct opts {
 	unsigned long size_mib;
 	unsigned long children;
 	int unrelated;
+	const char *file;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: shmreaders [-s SIZE_MIB] [-n CHILDREN] [-u] [-h]\n"
+"usage: shmreaders [-s SIZE_MIB] [-n CHILDREN] [-u] [-f FILE] [-h]\n"
 "  -s  shared memory (a memfd) in MiB (default 64; 0 for bare children)\n"
 "  -n  number of reading children (default 10)\n"
 "  -u  each child maps the memfd itself (default: inherits the mapping)\n"
+"  -f  a file to create and map instead of a memfd (e.g. on ext4)\n"
 "  -h  this help\n");
 }
 
@@ -144,7 +148,7 @@ int main(int argc, char **argv)
 	int fd = -1;
 
 	bench_init("shmreaders");
-	while ((c = bench_getopt(argc, argv, "s:n:uh", usage)) != -1) {
+	while ((c = bench_getopt(argc, argv, "s:n:uf:h", usage)) != -1) {
 		switch (c) {
 		case 's':
 			o.size_mib = bench_parse_ulong(optarg, c, 0, ULONG_MAX);
@@ -155,18 +159,27 @@ int main(int argc, char **argv)
 		case 'u':
 			o.unrelated = 1;
 			break;
+		case 'f':
+			o.file = optarg;
+			break;
 		}
 	}
 	bench_param("size_mib=%lu", o.size_mib);
 	bench_param("children=%lu", o.children);
 	if (o.unrelated)
 		bench_param("mapping=own");
+	if (o.file)
+		bench_param("backing=file");
 	size = bench_mib(o.size_mib);
 
 	if (size) {
-		fd = memfd_create("shmreaders", 0);
+		if (o.file)
+			fd = open(o.file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		else
+			fd = memfd_create("shmreaders", 0);
 		if (fd < 0 || ftruncate(fd, size))
-			bench_die_errno("memfd of %lu MiB", o.size_mib);
+			bench_die_errno("%s of %lu MiB", o.file ? o.file : "memfd",
+					o.size_mib);
 	}
 	if (size && o.unrelated) {
 		owner = start_owner(fd, size);
@@ -209,6 +222,8 @@ int main(int argc, char **argv)
 		kill(owner, SIGKILL);
 		waitpid(owner, NULL, 0);
 	}
+	if (o.file)
+		unlink(o.file);
 	bench_result("child_pte_kb", pte_kb, "kB", 1);
 	bench_result("pt_alive_kb", (pt_alive - pt_before) *
 		     (sysconf(_SC_PAGESIZE) / 1024), "kB", 1);

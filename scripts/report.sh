@@ -79,11 +79,13 @@ page-table pages, 10 children alive|pt-memory|children=10,|pt_alive_pages
 100 readers of 1 GiB shmem, inherited: page tables alive, kB|shm-readers|size_mib=1024,children=100$|pt_alive_kb
 100 readers of 1 GiB shmem, inherited: their minor faults|shm-readers|size_mib=1024,children=100$|child_minflt
 100 readers of 1 GiB shmem, inherited: until all read, us|shm-readers|size_mib=1024,children=100$|readers_us
-1000 readers of 1 GiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=1024,children=1000,mapping=own|pt_alive_kb
-1000 readers of 1 GiB shmem, each maps it: their minor faults|shm-readers|size_mib=1024,children=1000,mapping=own|child_minflt
-1000 readers of 1 GiB shmem, each maps it: until all read, us|shm-readers|size_mib=1024,children=1000,mapping=own|readers_us
-10 readers of 256 MiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=256,children=10,mapping=own|pt_alive_kb
-10 readers of 256 MiB shmem, each maps it: their minor faults|shm-readers|size_mib=256,children=10,mapping=own|child_minflt
+1000 readers of 1 GiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=1024,children=1000,mapping=own$|pt_alive_kb
+1000 readers of 1 GiB shmem, each maps it: their minor faults|shm-readers|size_mib=1024,children=1000,mapping=own$|child_minflt
+1000 readers of 1 GiB shmem, each maps it: until all read, us|shm-readers|size_mib=1024,children=1000,mapping=own$|readers_us
+1000 readers of a 1 GiB ext4 file, each maps it: page tables alive, kB|shm-readers|size_mib=1024,children=1000,mapping=own,backing=file|pt_alive_kb
+1000 readers of a 1 GiB ext4 file, each maps it: their minor faults|shm-readers|size_mib=1024,children=1000,mapping=own,backing=file|child_minflt
+10 readers of 256 MiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=256,children=10,mapping=own$|pt_alive_kb
+10 readers of 256 MiB shmem, each maps it: their minor faults|shm-readers|size_mib=256,children=10,mapping=own$|child_minflt
 AIM9 fork_test, ops/s|aim9|mode=fork|fork_test
 AIM9 exec_test, ops/s|aim9|mode=exec|exec_test
 patch-scripts push 80 patches, ms|patch-scripts|patches=|push_ms_median

@@ -117,5 +117,8 @@ for n in $shm_readers; do
 	run shm-readers $B/shmreaders -s 0 -n "$n"
 	run shm-readers $B/shmreaders -s "$shm_size" -n "$n"
 	run shm-readers $B/shmreaders -s "$shm_size" -n "$n" -u
+	if [ -d /scratch ] && mountpoint -q /scratch; then
+		run shm-readers $B/shmreaders -s "$shm_size" -n "$n" -u -f /scratch/shmreaders
+	fi
 done
 if [ -w "$knob" ]; then echo 0 >"$knob"; fi
