@@ -69,6 +69,9 @@
  *                      reading that differs from vanilla's but equals
  *                      VALUE is reported as a SKIP naming REASON; any
  *                      other value is judged as usual
+ *   -K KNOWN           more known differences, read only when the tables
+ *                      of shared memory are shared (vm.pt_share_shared
+ *                      1 or 2): the child of s6a maps the parent's pages
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1107,7 +1110,7 @@ int main(int argc, char **argv)
 	int pers = personality(0xffffffff);
 	int opt;
 
-	while ((opt = getopt(argc, argv, "e:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "e:k:K:")) != -1) {
 		switch (opt) {
 		case 'e':
 			expected = optarg;
@@ -1115,8 +1118,12 @@ int main(int argc, char **argv)
 		case 'k':
 			read_known(optarg);
 			break;
+		case 'K':
+			if (pts_read_long("/proc/sys/vm/pt_share_shared") > 0)
+				read_known(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-e VANILLA_READINGS [-k KNOWN]]\n",
+			fprintf(stderr, "usage: %s [-e VANILLA_READINGS [-k KNOWN] [-K KNOWN_SHARED]]\n",
 				argv[0]);
 			return 2;
 		}
