@@ -4,7 +4,7 @@
 #   make test               build the ptshare kernel, run selftests + own tests;
 #                           the selftests with vm.pt_share=2, every eligible
 #                           table shared (PT_SHARE=0|1 for the other modes,
-#                           PT_SHARE_SHARED=1 to share shared mappings too),
+#                           PT_SHARE_SHARED=1 or 2 to share shared mappings too),
 #                           the own tests and the fuzzer force vm.pt_share=2;
 #                           then a slice on the debug kernel (DEBUG_ONLY=...,
 #                           DEBUG_ONLY= to skip it)

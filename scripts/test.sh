@@ -54,7 +54,7 @@ if [ "${HARNESS_CHECKS:-1}" = 1 ]; then
 fi >"$run/harness.txt"
 set +e
 # 3 CPUs: the migration selftest needs 3 or more, besides two NUMA nodes.
-# PT_SHARE=0|1|2 boots with vm.pt_share set, PT_SHARE_SHARED=0|1 with
+# PT_SHARE=0|1|2 boots with vm.pt_share set, PT_SHARE_SHARED=0|1|2 with
 # vm.pt_share_shared (ptshare kernels only).
 [ "$flavour" != vanilla ] || PT_SHARE= PT_SHARE_SHARED=
 append="${PT_SHARE:+sysctl.vm.pt_share=$PT_SHARE}${PT_SHARE_SHARED:+ sysctl.vm.pt_share_shared=$PT_SHARE_SHARED}"
