@@ -51,14 +51,6 @@ struct report {
 	uintptr_t at;	/* where the reader mapped the region */
 };
 
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
 static unsigned char pattern(unsigned long i, int gen)
 {
 	return (unsigned char)(i * 7 + gen * 31 + 1);
@@ -87,98 +79,6 @@ static long wrong(const char *p, int gen, int hole, unsigned long skip,
 		if (all || kept(i, hole, skip))
 			n += (unsigned char)p[i * PTS_PAGE] != pattern(i, gen);
 	return n;
-}
-
-/* Pages of the region pagemap shows present in this process. */
-static long present(const char *p)
-{
-	static uint64_t e[NPAGES];
-	long n = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
-	    (ssize_t)sizeof(e))
-		n = -1;
-	close(fd);
-	for (unsigned long i = 0; n >= 0 && i < NPAGES; i++)
-		n += !!(e[i] >> 63);
-	return n;
-}
-
-/* Pages whose /proc/kpagecount is not want; -1 if it cannot be read. */
-static long kpagecount_not(const char *p, uint64_t want)
-{
-	static uint64_t e[NPAGES];
-	uint64_t count;
-	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int kc = open("/proc/kpagecount", O_RDONLY);
-	long n = -1;
-
-	if (pm >= 0 && kc >= 0 &&
-	    pread(pm, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) ==
-	    (ssize_t)sizeof(e)) {
-		n = 0;
-		for (unsigned long i = 0; i < NPAGES / 2; i++) {
-			uint64_t pfn = e[i] & ((1ULL << 55) - 1);
-
-			if (!(e[i] >> 63) || !pfn ||
-			    pread(kc, &count, 8, pfn * 8) != 8) {
-				n = -1;
-				break;
-			}
-			n += count != want;
-		}
-	}
-	if (pm >= 0)
-		close(pm);
-	if (kc >= 0)
-		close(kc);
-	return n;
-}
-
-/* VmRSS agrees with smaps_rollup's walk of the tables: see fork_shared. */
-static long rss_consistent(void)
-{
-	long counted = pts_status_kb("VmRSS");
-	long walked = pts_proc_kb("/proc/self/smaps_rollup", "Rss");
-	long slack = 64 * 4 * sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (counted < 0 || walked < 0 || labs(counted - walked) > slack) {
-		fprintf(stderr, "# VmRSS %ld kB, smaps_rollup Rss %ld kB\n",
-			counted, walked);
-		return 0;
-	}
-	return 1;
-}
-
-/* Pss of the VMA at p in process pid, in kB, or -1. */
-static long pss_at(pid_t pid, uintptr_t at)
-{
-	char path[64], line[256];
-	unsigned long start, end;
-	int in = 0;
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = start == at;
-			continue;
-		}
-		if (in && !strncmp(line, "Pss:", 4)) {
-			v = strtol(line + 4, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
 }
 
 /* Map the region of kind k, named by id (fd, path or shmid), at a table. */
@@ -254,12 +154,12 @@ static int reader(char **argv)
 	/* 1. read everything the owner wrote */
 	memset(&rep, 0, sizeof(rep));
 	a0 = pts_vmstat("ptshare_attach");
-	f0 = minflt();
+	f0 = pts_minflt();
 	rep.wrong = p ? wrong(p, 1, 0, -1, 1) : -1;
-	rep.faults = minflt() - f0;
+	rep.faults = pts_minflt() - f0;
 	rep.attached = pts_vmstat("ptshare_attach") - a0;
-	rep.present = p ? present(p) : -1;
-	rep.rss_ok = rss_consistent();
+	rep.present = p ? pts_pagemap_count(p, NPAGES, 63) : -1;
+	rep.rss_ok = pts_rss_consistent();
 	rep.at = (uintptr_t)p;
 	send_report(out, &rep);
 	if (!p || role == 'D') {
@@ -271,9 +171,9 @@ static int reader(char **argv)
 	if (!wait_turn(in))
 		return 1;
 	memset(&rep, 0, sizeof(rep));
-	f0 = minflt();
+	f0 = pts_minflt();
 	rep.wrong = wrong(p, 1, 0, -1, 1);
-	rep.faults = minflt() - f0;
+	rep.faults = pts_minflt() - f0;
 	send_report(out, &rep);
 
 	/* 3. the owner punched a hole at page 3 and truncated to half */
@@ -307,7 +207,7 @@ static int reader(char **argv)
 		mprotect(p + PTS_PMD + 5 * PTS_PAGE, PTS_PAGE, PROT_READ);
 		rep.wrong += wrong(p, 2, hole, -1, 0);
 	}
-	rep.rss_ok = rss_consistent();
+	rep.rss_ok = pts_rss_consistent();
 	send_report(out, &rep);
 	wait_turn(in);
 	return 0;
@@ -366,25 +266,6 @@ static void stop_reader(struct child *c, const char *name, char role)
 	waitpid(c->pid, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		tap_diag("%s: reader %c status 0x%x", name, role, st);
-}
-
-/* Move the region's first half to node 1: -1 if no NUMA. */
-static long migrate_half(char *p)
-{
-	void *pages[NPAGES / 2];
-	int nodes[NPAGES / 2], status[NPAGES / 2];
-	long moved = 0;
-
-	for (unsigned long i = 0; i < NPAGES / 2; i++) {
-		pages[i] = p + i * PTS_PAGE;
-		nodes[i] = 1;
-	}
-	if (syscall(SYS_move_pages, 0, NPAGES / 2, pages, nodes, status,
-		    1 << 2) < 0)
-		return -1;
-	for (unsigned long i = 0; i < NPAGES / 2; i++)
-		moved += status[i] == 1;
-	return moved;
 }
 
 static void check_first_read(const char *name, char role, struct report *r,
@@ -462,16 +343,16 @@ static void test_kind(enum kind k, int sharing)
 			   name);
 	stop_reader(&d, name, 'D');
 
-	kc = kpagecount_not(p, 3);
+	kc = pts_kpagecount_not(p, NPAGES / 2, 3);
 	if (kc < 0)
 		tap_skip("cannot read /proc/kpagecount",
 			 "%s: kpagecount 3 for pages three processes map", name);
 	else
 		tap_result(kc == 0, "%s: kpagecount 3 for pages three processes map (%ld differ)",
 			   name, kc);
-	pss[0] = pss_at(getpid(), (uintptr_t)p);
-	pss[1] = pss_at(a.pid, ra.at);
-	pss[2] = pss_at(c.pid, rc.at);
+	pss[0] = pts_pss_at(getpid(), (uintptr_t)p);
+	pss[1] = pts_pss_at(a.pid, ra.at);
+	pss[2] = pts_pss_at(c.pid, rc.at);
 	tap_diag("%s: Pss owner %ld kB, A %ld kB, C %ld kB", name, pss[0],
 		 pss[1], pss[2]);
 	tap_result(labs(pss[0] - 8192 / 3) <= 2 && labs(pss[1] - 8192 / 3) <= 2 &&
@@ -479,7 +360,7 @@ static void test_kind(enum kind k, int sharing)
 		   "%s: Pss a third in each of the three mappers", name);
 
 	/* 2. migrate the first half while A and C have the tables */
-	moved = migrate_half(p);
+	moved = pts_migrate_all(p, NPAGES / 2);
 	if (!step(&a, &ra, 1) || !step(&c, &rc, 1))
 		goto gone;
 	if (moved < 0) {
@@ -521,7 +402,7 @@ static void test_kind(enum kind k, int sharing)
 	tap_result(ra.wrong == 0 && rc.wrong == 0,
 		   "%s: the readers see A's writes, through munmap and mprotect of a page",
 		   name);
-	tap_result(ra.rss_ok == 1 && rc.rss_ok == 1 && rss_consistent(),
+	tap_result(ra.rss_ok == 1 && rc.rss_ok == 1 && pts_rss_consistent(),
 		   "%s: every mapper's RSS agrees with its tables at the end",
 		   name);
 	stop_reader(&a, name, 'A');

@@ -55,14 +55,6 @@ struct region {
 	char path[64];
 };
 
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
 static unsigned char pattern(unsigned long i, int gen)
 {
 	return (unsigned char)(i * 7 + gen * 31 + 1);
@@ -81,61 +73,6 @@ static long wrong(const char *p, int gen)
 
 	for (unsigned long i = 0; i < NPAGES; i++)
 		n += (unsigned char)p[i * PTS_PAGE] != pattern(i, gen);
-	return n;
-}
-
-/* Pages of the region pagemap shows present in this process. */
-static long present(const char *p)
-{
-	uint64_t e[NPAGES];
-	long n = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
-	    (ssize_t)sizeof(e)) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	for (unsigned long i = 0; i < NPAGES; i++)
-		n += !!(e[i] >> 63);
-	return n;
-}
-
-/*
- * Pages of the region whose /proc/kpagecount is not want, or -1 if the
- * counts cannot be read (PFNs need CAP_SYS_ADMIN).
- */
-static long kpagecount_not(const char *p, uint64_t want)
-{
-	uint64_t e[NPAGES], count;
-	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int kc = open("/proc/kpagecount", O_RDONLY);
-	long n = -1;
-
-	if (pm < 0 || kc < 0)
-		goto out;
-	if (pread(pm, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
-	    (ssize_t)sizeof(e))
-		goto out;
-	n = 0;
-	for (unsigned long i = 0; i < NPAGES; i++) {
-		uint64_t pfn = e[i] & ((1ULL << 55) - 1);
-
-		if (!(e[i] >> 63) || !pfn ||
-		    pread(kc, &count, 8, pfn * 8) != 8) {
-			n = -1;
-			break;
-		}
-		n += count != want;
-	}
-out:
-	if (pm >= 0)
-		close(pm);
-	if (kc >= 0)
-		close(kc);
 	return n;
 }
 
@@ -252,26 +189,6 @@ static void on_bus(int sig)
 	siglongjmp(bus_jmp, 1);
 }
 
-/*
- * The RSS counters of this process (VmRSS) agree with the pages its page
- * tables map (smaps_rollup's Rss, which walks them, shared or not). The
- * counters are per-CPU and may lag by a batch per CPU: allow 64 pages per
- * CPU, far less than the 512 pages of one table.
- */
-static long rss_consistent(void)
-{
-	long counted = pts_status_kb("VmRSS");
-	long walked = pts_proc_kb("/proc/self/smaps_rollup", "Rss");
-	long slack = 64 * 4 * sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (counted < 0 || walked < 0 || labs(counted - walked) > slack) {
-		tap_diag("VmRSS %ld kB, smaps_rollup Rss %ld kB", counted,
-			 walked);
-		return 0;
-	}
-	return 1;
-}
-
 static void child(struct region *r, struct turns *t, int out)
 {
 	struct report rep = { 0 };
@@ -280,19 +197,19 @@ static void child(struct region *r, struct turns *t, int out)
 	long f0;
 
 	/* 1. read everything the parent wrote, through the shared tables */
-	f0 = minflt();
+	f0 = pts_minflt();
 	rep.wrong_first = wrong(p, 1);
-	rep.faults_first = minflt() - f0;
-	rep.rss_first = rss_consistent();
-	rep.present_first = present(p);
+	rep.faults_first = pts_minflt() - f0;
+	rep.rss_first = pts_rss_consistent();
+	rep.present_first = pts_pagemap_count(p, NPAGES, 63);
 	turn_give(t->to_parent[1]);
 
 	/* 2. the parent migrated the first half while the tables are shared */
 	if (!turn_take(t->to_child[0]))
 		_exit(91);
-	f0 = minflt();
+	f0 = pts_minflt();
 	rep.wrong_after_migrate = wrong(p, 1);
-	rep.faults_after_migrate = minflt() - f0;
+	rep.faults_after_migrate = pts_minflt() - f0;
 	turn_give(t->to_parent[1]);
 
 	/* 3. the parent punched a hole at page 3 and truncated to half */
@@ -325,30 +242,10 @@ static void child(struct region *r, struct turns *t, int out)
 	munmap(p + 9 * PTS_PAGE, PTS_PAGE);
 	rep.wrong_after_munmap = wrong_kept(p, 3, hole, 9);
 
-	rep.rss_consistent_end = rss_consistent();
+	rep.rss_consistent_end = pts_rss_consistent();
 	if (write(out, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 		_exit(94);
 	_exit(0);
-}
-
-/* Move the region's first half to node 1 (or back to 0): -1 if no NUMA. */
-static long migrate_half(char *p)
-{
-	void *pages[NPAGES / 2];
-	int nodes[NPAGES / 2], status[NPAGES / 2];
-	long moved = 0;
-
-	for (unsigned long i = 0; i < NPAGES / 2; i++) {
-		pages[i] = p + i * PTS_PAGE;
-		nodes[i] = 1;
-	}
-	/* MPOL_MF_MOVE_ALL: the child maps the pages too. */
-	if (syscall(SYS_move_pages, 0, NPAGES / 2, pages, nodes, status,
-		    1 << 2) < 0)
-		return -1;
-	for (unsigned long i = 0; i < NPAGES / 2; i++)
-		moved += status[i] == 1;
-	return moved;
 }
 
 static void test_kind(enum kind k)
@@ -394,7 +291,7 @@ static void test_kind(enum kind k)
 	/* 1. the child read; 2. migrate while the tables are shared */
 	if (!turn_take(t.to_parent[0]))
 		goto reap;
-	kc = kpagecount_not(r.p, 2);
+	kc = pts_kpagecount_not(r.p, NPAGES, 2);
 	if (kc < 0)
 		tap_skip("cannot read /proc/kpagecount",
 			 "%s: kpagecount 2 for pages parent and child map", name);
@@ -402,7 +299,7 @@ static void test_kind(enum kind k)
 		tap_result(kc == 0,
 			   "%s: kpagecount 2 for pages parent and child map (%ld differ)",
 			   name, kc);
-	moved = migrate_half(r.p);
+	moved = pts_migrate_all(r.p, NPAGES / 2);
 	turn_give(t.to_child[1]);
 
 	/* 3. hole and truncation while the tables are shared */
@@ -487,7 +384,7 @@ reap:
 		   "%s: contents right after munmap of one page", name);
 	tap_result(rep.rss_consistent_end == 1,
 		   "%s: the child's RSS agrees with its tables at the end", name);
-	tap_result(rss_consistent(),
+	tap_result(pts_rss_consistent(),
 		   "%s: the parent's RSS agrees with its tables at the end", name);
 	if (sharing)
 		tap_diag("%s: %ld tables let go of", name,
@@ -498,34 +395,6 @@ reap:
 	close(t.to_parent[0]);
 	close(t.to_parent[1]);
 	unmap_region(k, &r);
-}
-
-/* Pss of the VMA at p in process pid, in kB, or -1. */
-static long pss_at(pid_t pid, const char *p)
-{
-	char path[64], line[256];
-	unsigned long start, end;
-	int in = 0;
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = start == (uintptr_t)p;
-			continue;
-		}
-		if (in && !strncmp(line, "Pss:", 4)) {
-			v = strtol(line + 4, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
 }
 
 /*
@@ -579,9 +448,9 @@ static void test_pss_three(void)
 		if (!turn_take(ready[k][0]))
 			tap_diag("Pss: child %d did not get ready", k);
 	}
-	pss[0] = pss_at(getpid(), r.p);
-	pss[1] = pss_at(pids[0], r.p);
-	pss[2] = pss_at(pids[1], r.p);
+	pss[0] = pts_pss_at(getpid(), (uintptr_t)r.p);
+	pss[1] = pts_pss_at(pids[0], (uintptr_t)r.p);
+	pss[2] = pts_pss_at(pids[1], (uintptr_t)r.p);
 	tap_diag("Pss of the 8 MiB memfd: parent %ld kB, writer %ld kB, reader %ld kB (a third: %ld kB)",
 		 pss[0], pss[1], pss[2], (long)(SIZE / 1024 / 3));
 	for (int k = 0; k < 3; k++)

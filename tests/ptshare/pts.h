@@ -7,10 +7,15 @@
 #ifndef PTSHARE_PTS_H
 #define PTSHARE_PTS_H
 
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define PTS_PAGE	4096UL
@@ -126,6 +131,15 @@ static inline long pts_proc_kb(const char *path, const char *field)
 	return ret;
 }
 
+/* This process's minor faults so far. */
+static inline long pts_minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 /* A "Name:   N kB" field of /proc/self/status, in kB, or -1. */
 static inline long pts_status_kb(const char *field)
 {
@@ -177,6 +191,147 @@ static inline char *pts_map_tables(size_t n)
 		exit(1);
 	}
 	return p;
+}
+
+/*
+ * The /proc/self/pagemap entries of the n pages at p, into e. Returns 0,
+ * or -1 if they cannot be read.
+ */
+static inline int pts_pagemap(const void *p, unsigned long n, uint64_t *e)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	ssize_t want = n * sizeof(*e);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = pread(fd, e, want, (uintptr_t)p / PTS_PAGE * 8) == want ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* How many of the n pages at p have pagemap bit `bit` set, or -1. */
+static inline long pts_pagemap_count(const void *p, unsigned long n, int bit)
+{
+	uint64_t *e = malloc(n * sizeof(*e));
+	long count = 0;
+
+	if (!e || pts_pagemap(p, n, e)) {
+		free(e);
+		return -1;
+	}
+	for (unsigned long i = 0; i < n; i++)
+		count += (e[i] >> bit) & 1;
+	free(e);
+	return count;
+}
+
+/*
+ * Pages among the n at p whose /proc/kpagecount is not want, or -1 if the
+ * counts cannot be read (PFNs need CAP_SYS_ADMIN) or a page is absent.
+ */
+static inline long pts_kpagecount_not(const void *p, unsigned long n,
+				      uint64_t want)
+{
+	uint64_t *e = malloc(n * sizeof(*e)), count;
+	int kc = open("/proc/kpagecount", O_RDONLY);
+	long bad = -1;
+
+	if (e && kc >= 0 && !pts_pagemap(p, n, e)) {
+		bad = 0;
+		for (unsigned long i = 0; i < n; i++) {
+			uint64_t pfn = e[i] & ((1ULL << 55) - 1);
+
+			if (!(e[i] >> 63) || !pfn ||
+			    pread(kc, &count, 8, pfn * 8) != 8) {
+				bad = -1;
+				break;
+			}
+			bad += count != want;
+		}
+	}
+	if (kc >= 0)
+		close(kc);
+	free(e);
+	return bad;
+}
+
+/*
+ * The RSS counters of this process (VmRSS) agree with the pages its page
+ * tables map (smaps_rollup's Rss, which walks them, shared or not). The
+ * counters are per-CPU and may lag by a batch per CPU: allow 64 pages per
+ * CPU, far less than the 512 pages of one table. Says why on stderr, as
+ * a TAP comment, when they do not.
+ */
+static inline int pts_rss_consistent(void)
+{
+	long counted = pts_status_kb("VmRSS");
+	long walked = pts_proc_kb("/proc/self/smaps_rollup", "Rss");
+	long slack = 64 * 4 * sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (counted < 0 || walked < 0 || labs(counted - walked) > slack) {
+		fprintf(stderr, "# VmRSS %ld kB, smaps_rollup Rss %ld kB\n",
+			counted, walked);
+		return 0;
+	}
+	return 1;
+}
+
+/* The Pss of the VMA that starts at `at` in process pid, in kB, or -1. */
+static inline long pts_pss_at(pid_t pid, uintptr_t at)
+{
+	char path[64], line[256];
+	unsigned long start, end;
+	int in = 0;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = start == at;
+			continue;
+		}
+		if (in && !strncmp(line, "Pss:", 4)) {
+			v = strtol(line + 4, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * Move the n pages at p to NUMA node 1 with MPOL_MF_MOVE_ALL (other
+ * processes map them too). Returns how many moved, or -1 without NUMA.
+ */
+static inline long pts_migrate_all(void *p, unsigned long n)
+{
+	void **pages = calloc(n, sizeof(*pages));
+	int *nodes = calloc(n, sizeof(*nodes));
+	int *status = calloc(n, sizeof(*status));
+	long moved = -1;
+
+	if (pages && nodes && status) {
+		for (unsigned long i = 0; i < n; i++) {
+			pages[i] = (char *)p + i * PTS_PAGE;
+			nodes[i] = 1;
+		}
+		if (syscall(SYS_move_pages, 0, n, pages, nodes, status,
+			    1 << 2) >= 0) {
+			moved = 0;
+			for (unsigned long i = 0; i < n; i++)
+				moved += status[i] == 1;
+		}
+	}
+	free(pages);
+	free(nodes);
+	free(status);
+	return moved;
 }
 
 #endif

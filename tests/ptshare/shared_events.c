@@ -148,34 +148,6 @@ static long check(const char *p, int gen, long *bus)
 	return wrong;
 }
 
-/* VmRSS agrees with smaps_rollup's walk of the tables: see fork_shared. */
-static long rss_consistent(void)
-{
-	long counted = pts_status_kb("VmRSS");
-	long walked = pts_proc_kb("/proc/self/smaps_rollup", "Rss");
-	long slack = 64 * 4 * sysconf(_SC_NPROCESSORS_ONLN);
-
-	return counted >= 0 && walked >= 0 && labs(counted - walked) <= slack;
-}
-
-/* Pages of p whose pagemap entry has the uffd-wp bit (57), or -1. */
-static long wp_bits(const char *p)
-{
-	static uint64_t e[NPAGES];
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	long n = 0;
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
-	    (ssize_t)sizeof(e))
-		n = -1;
-	close(fd);
-	for (unsigned long i = 0; n >= 0 && i < NPAGES; i++)
-		n += (e[i] >> 57) & 1;
-	return n;
-}
-
 /* Map the object at a table boundary; NULL on failure, errno set. */
 static char *map_object(int prot)
 {
@@ -245,7 +217,7 @@ static void __attribute__((noreturn)) sharer(int in, int out, int own)
 		case OP_CHECK:
 			an.wrong = region ? check(region, abs(rq.gen), &an.sigbus)
 					  : -1;
-			an.rss_ok = rss_consistent();
+			an.rss_ok = pts_rss_consistent();
 			break;
 		case OP_WRITE:
 			fill(region, rq.gen);
@@ -254,18 +226,18 @@ static void __attribute__((noreturn)) sharer(int in, int out, int own)
 			an.value = uffd_wp(region);
 			break;
 		case OP_WPBITS:
-			an.value = wp_bits(region);
+			an.value = pts_pagemap_count(region, NPAGES, 57);
 			break;
 		case OP_UNMAP:
 			unmap_object(region);
 			region = NULL;
-			an.rss_ok = rss_consistent();
+			an.rss_ok = pts_rss_consistent();
 			break;
 		case OP_REMAP:
 			an.value = map_object(PROT_READ | PROT_WRITE) ? 0 : errno;
 			break;
 		case OP_QUIT:
-			an.rss_ok = rss_consistent();
+			an.rss_ok = pts_rss_consistent();
 			if (write(out, &an, sizeof(an)) != (ssize_t)sizeof(an))
 				_exit(1);
 			_exit(0);
@@ -347,10 +319,10 @@ static void check_all(const char *what, struct peer *ps, int n, int gen)
 	poisoned = gen < 0 ? POISON : -1;
 	if (region) {
 		wrong = check(region, abs(gen), &bus);
-		if (wrong || !rss_consistent()) {
+		if (wrong || !pts_rss_consistent()) {
 			tap_diag("%s: owner: %ld pages wrong, %ld SIGBUS, RSS %s",
 				 what, wrong, bus,
-				 rss_consistent() ? "consistent" : "off");
+				 pts_rss_consistent() ? "consistent" : "off");
 			ok = 0;
 		}
 	}
@@ -397,24 +369,6 @@ static int cg_enter(int in)
 	return cg_write(CG "/cgroup.procs", pid);
 }
 
-/* Pages of p present in this process's tables, or -1. */
-static long present(const char *p)
-{
-	static uint64_t e[NPAGES];
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	long n = 0;
-
-	if (fd < 0)
-		return -1;
-	if (pread(fd, e, sizeof(e), (uintptr_t)p / PTS_PAGE * 8) !=
-	    (ssize_t)sizeof(e))
-		n = -1;
-	close(fd);
-	for (unsigned long i = 0; n >= 0 && i < NPAGES; i++)
-		n += e[i] >> 63;
-	return n;
-}
-
 static int make_object(enum kind k, int sealing)
 {
 	memset(&obj, 0, sizeof(obj));
@@ -456,7 +410,7 @@ static int run_event(enum event e, const char *what, struct peer *ps)
 
 	switch (e) {
 	case E_RECLAIM: {
-		long before = present(region), first = -1, after, bus;
+		long before = pts_pagemap_count(region, NPAGES, 63), first = -1, after, bus;
 		int rounds, tries;
 
 		/*
@@ -476,14 +430,14 @@ static int run_event(enum event e, const char *what, struct peer *ps)
 			if (cg_write(CG "/memory.reclaim", "32M") && errno != EAGAIN)
 				tap_diag("%s: memory.reclaim: %s", what,
 					 strerror(errno));
-			first = present(region);
+			first = pts_pagemap_count(region, NPAGES, 63);
 		}
 		tap_result(first == before,
 			   "%s: reclaim keeps pages three processes just used (%ld of %ld mapped after, try %d)",
 			   what, first, before, tries);
-		for (rounds = 0; rounds < 8 && present(region) == before; rounds++)
+		for (rounds = 0; rounds < 8 && pts_pagemap_count(region, NPAGES, 63) == before; rounds++)
 			cg_write(CG "/memory.reclaim", "32M");
-		after = present(region);
+		after = pts_pagemap_count(region, NPAGES, 63);
 		tap_diag("%s: %d more rounds of memory.reclaim: the owner maps %ld pages",
 			 what, rounds, after);
 		break;
@@ -535,7 +489,7 @@ static int run_event(enum event e, const char *what, struct peer *ps)
 		}
 		wp_a = ask(&ps[0], OP_WPBITS, 0).value;
 		wp_b = ask(&ps[1], OP_WPBITS, 0).value;
-		wp_o = wp_bits(region);
+		wp_o = pts_pagemap_count(region, NPAGES, 57);
 		tap_result(wp_a == (long)NPAGES && wp_b == 0 && wp_o == 0,
 			   "%s: only A's pages are write-protected (A %ld, B %ld, owner %ld of %lu)",
 			   what, wp_a, wp_b, wp_o, NPAGES);
