@@ -20,6 +20,8 @@
  * The owner checks /proc/kpagecount (3 mappers of every page) and the Pss
  * of each of the three (a third). A reader D that maps the region
  * read-only, where the others map it read-write, must attach nothing.
+ * Last, shmem mappings without an address hint are placed so that any two
+ * mappers of the same pages can share tables.
  * On a kernel without ptshare the same steps run, without the checks
  * that need sharing.
  */
@@ -427,6 +429,57 @@ out:
 		unlink(path);
 }
 
+/*
+ * Patch 30: with vm.pt_share_shared=2, shmem mappings of 2 MiB or more
+ * get an address that agrees with their file offset within 2 MiB, so that
+ * unrelated mappers can share tables; a memfd at offsets 0 and 12 KiB and
+ * a SysV segment, each mapped eight times without an address hint.
+ */
+static void test_placement(void)
+{
+	int fd = memfd_create("attach_placement", 0);
+	int shmid = shmget(IPC_PRIVATE, SIZE, IPC_CREAT | 0600);
+	long bad = 0, tried = 0;
+	char *p[8];
+
+	if (fd < 0 || ftruncate(fd, SIZE + 3 * PTS_PAGE) || shmid < 0) {
+		tap_result(0, "placement: memfd and SysV segment (%s)",
+			   strerror(errno));
+		goto out;
+	}
+	for (off_t off = 0; off <= 3 * (off_t)PTS_PAGE; off += 3 * PTS_PAGE) {
+		for (int i = 0; i < 8; i++) {
+			p[i] = mmap(NULL, SIZE, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, fd, off);
+			if (p[i] == MAP_FAILED)
+				continue;
+			tried++;
+			bad += ((uintptr_t)p[i] - off) % PTS_PMD != 0;
+		}
+		for (int i = 0; i < 8; i++)
+			if (p[i] != MAP_FAILED)
+				munmap(p[i], SIZE);
+	}
+	for (int i = 0; i < 8; i++) {
+		p[i] = shmat(shmid, NULL, 0);
+		if (p[i] == (char *)-1)
+			continue;
+		tried++;
+		bad += (uintptr_t)p[i] % PTS_PMD != 0;
+	}
+	for (int i = 0; i < 8; i++)
+		if (p[i] != (char *)-1)
+			shmdt(p[i]);
+	tap_result(tried == 24 && bad == 0,
+		   "placement: %ld of %ld shmem mappings agree with their offset within 2 MiB",
+		   tried - bad, tried);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (shmid >= 0)
+		shmctl(shmid, IPC_RMID, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	long saved;
@@ -440,6 +493,10 @@ int main(int argc, char **argv)
 		sharing = 1;
 	for (int k = 0; k < NR_KINDS; k++)
 		test_kind(k, sharing);
+	if (sharing)
+		test_placement();
+	else
+		tap_skip("no vm.pt_share_shared=2", "placement of shmem mappings");
 	if (saved >= 0)
 		pts_write_long(SHARED_KNOB, saved);
 	return tap_finish();
