@@ -29,6 +29,9 @@ fi
 flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
 labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
 
+# The pgbench suite needs PostgreSQL on the host and in the guest.
+WITH_PGSQL=${WITH_PGSQL:-1}
+export WITH_PGSQL
 "$ROOT/scripts/deps.sh"
 # shellcheck disable=SC2086 # a list of flavours
 kernels_ready $flavours

@@ -18,7 +18,11 @@ copy_prog() {
 	p=$(command -v "$1") || die "program $1 not found on the host"
 	mkdir -p "$stage$(dirname "$p")"
 	cp -L "$p" "$stage$p"
-	ldd "$p" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/lib/ {print $1}' |
+	copy_libs "$p"
+}
+# The shared libraries that FILE (a program or a library) needs.
+copy_libs() {
+	ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/lib/ {print $1}' |
 	while read -r lib; do
 		mkdir -p "$stage$(dirname "$lib")"
 		cp -Ln "$lib" "$stage$lib"
@@ -54,6 +58,25 @@ rm -f "$stage$q"
 copy_prog timeout
 [ -e "$stage/usr/bin/redis-check-rdb" ] && ln -s redis-check-rdb "$stage/usr/bin/redis-server"
 
+# PostgreSQL 15 for the pgbench suite (bench/pgbench.sh), if the host has
+# Debian's postgresql-15: the programs, the share directory without the
+# manual pages, the loadable modules without the JIT (llvmjit needs LLVM),
+# and the time zones the guest can name. The postgres user is added below.
+# Only with WITH_PGSQL=1 (scripts/bench.sh): it doubles the rootfs.
+pg=/usr/lib/postgresql/15
+if [ "${WITH_PGSQL:-0}" = 1 ] && [ -x $pg/bin/postgres ]; then
+	for p in postgres initdb pg_ctl pgbench psql; do copy_prog $pg/bin/$p; done
+	mkdir -p "$stage$pg/lib" "$stage/usr/share/postgresql" "$stage/usr/share/zoneinfo/Etc"
+	for f in $pg/lib/*.so; do
+		case $f in */llvmjit*) continue ;; esac
+		cp "$f" "$stage$f"
+		copy_libs "$f"
+	done
+	cp -r /usr/share/postgresql/15 "$stage/usr/share/postgresql/"
+	rm -rf "$stage/usr/share/postgresql/15/man"
+	for z in UTC GMT Etc/UTC Etc/GMT; do cp -L "/usr/share/zoneinfo/$z" "$stage/usr/share/zoneinfo/$z"; done
+fi
+
 cp "$ROOT/tests/guest/init" "$stage/init"
 cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" \
 	"$ROOT/tests/guest/bench.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
@@ -61,6 +84,11 @@ chmod +x "$stage/init" "$stage"/usr/local/bin/*
 
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+# The server refuses to run as root; pgbench.sh makes the directories it needs.
+if [ -x "$stage$pg/bin/postgres" ]; then
+	echo 'postgres:x:70:70:PostgreSQL:/var/lib/postgresql:/bin/sh' >>"$stage/etc/passwd"
+	echo 'postgres:x:70:' >>"$stage/etc/group"
+fi
 printf '127.0.0.1 localhost\n::1 localhost\n' >"$stage/etc/hosts"
 
 [ -d "$BUILD/selftests/mm" ] && cp -r "$BUILD/selftests/mm" "$stage/selftests/"
@@ -71,7 +99,8 @@ cp -r "$ROOT/tests/plans" "$stage/ptshare/plans"
 # What tests/ptshare/observe compares its readings with (scripts/baseline.sh).
 [ -f "$ROOT/baseline/observe-vanilla.txt" ] &&
 	cp "$ROOT/baseline/observe-vanilla.txt" "$stage/ptshare/"
-cp "$ROOT/baseline/observe-known.txt" "$stage/ptshare/"
+cp "$ROOT/baseline/observe-known.txt" "$ROOT/baseline/observe-known-shared.txt" \
+	"$stage/ptshare/"
 
 (cd "$stage" && find . | cpio -o -H newc --quiet) >"$BUILD/rootfs.cpio.tmp"
 mv "$BUILD/rootfs.cpio.tmp" "$BUILD/rootfs.cpio"

@@ -27,6 +27,20 @@ if grep -q '^patch-scripts	' "$tsv"; then cat <<'EOF2'
   not by the kernel); *_pt_* are ptshare's /proc/vmstat counters.
 EOF2
 fi
+if grep -q '^pgbench	' "$tsv"; then cat <<'EOF2'
+- pgbench: Debian's PostgreSQL 15, shared_buffers 1 GiB filled by pgbench -i
+  and pg_prewarm, 200 clients of pgbench -S (mode=select: connected once;
+  mode=connect: -C, a new backend per transaction), in 4 KiB pages and in
+  hugetlb pages (huge_pages=on); on ptshare with vm.pt_share_shared=2.
+  backend_pte_kb is the sum of the client backends' VmPTE, each at its
+  largest sample; backend_minflt the postmaster's cminflt over the run
+  (its reaped backends); pagetables_kb the peak rise of PageTables in
+  /proc/meminfo (ptshare counts a shared table in every sharer's VmPTE,
+  but once in PageTables).
+  keep=1: the session that ran pg_prewarm stays connected, so that one
+  process maps all the pool with full tables, which ptshare attaches.
+EOF2
+fi
 if grep -q '^redis	' "$tsv"; then cat <<'EOF2'
 - redis: DEBUG POPULATE fills the dataset, then BGSAVE to tmpfs while
   redis-benchmark (SET, GET) runs; fork_us is redis's latest_fork_usec,
@@ -94,10 +108,26 @@ redis 1 GiB BGSAVE latest_fork_usec|redis|dataset=1024MiB|fork_us_median
 redis 4 GiB BGSAVE latest_fork_usec|redis|dataset=4096MiB|fork_us_median
 redis 4 GiB SET p99 during BGSAVE, ms|redis|dataset=4096MiB|set_p99_ms_median
 redis 256 MiB BGSAVE latest_fork_usec|redis|dataset=256MiB|fork_us_median
+pgbench -S, 4 KiB pages, tps|pgbench|pages=4k,clients=[0-9]+,mode=select|tps
+pgbench -S, 4 KiB pages, connect all clients, ms|pgbench|pages=4k,clients=[0-9]+,mode=select|connect_all_ms
+pgbench -S, 4 KiB pages, backends' VmPTE sum, kB|pgbench|pages=4k,clients=[0-9]+,mode=select|backend_pte_kb
+pgbench -S, 4 KiB pages, backends' minor faults|pgbench|pages=4k,clients=[0-9]+,mode=select|backend_minflt
+pgbench -S, 4 KiB pages, PageTables rise, kB|pgbench|pages=4k,clients=[0-9]+,mode=select|pagetables_kb
+pgbench -S -C, 4 KiB pages, tps|pgbench|pages=4k,clients=[0-9]+,mode=connect|tps
+pgbench -S -C, 4 KiB pages, average connection, ms|pgbench|pages=4k,clients=[0-9]+,mode=connect|connect_avg_ms
+pgbench -S, huge pages, tps|pgbench|pages=huge,clients=[0-9]+,mode=select|tps
+pgbench -S, huge pages, connect all clients, ms|pgbench|pages=huge,clients=[0-9]+,mode=select|connect_all_ms
+pgbench -S, huge pages, backends' VmPTE sum, kB|pgbench|pages=huge,clients=[0-9]+,mode=select|backend_pte_kb
+pgbench -S, huge pages, backends' minor faults|pgbench|pages=huge,clients=[0-9]+,mode=select|backend_minflt
+pgbench -S -C, huge pages, tps|pgbench|pages=huge,clients=[0-9]+,mode=connect|tps
+pgbench -S -C, huge pages, average connection, ms|pgbench|pages=huge,clients=[0-9]+,mode=connect|connect_avg_ms
+pgbench -S, 4 KiB, prewarm session kept, tps|pgbench|pages=4k,clients=[0-9]+,keep=1,mode=select|tps
+pgbench -S, 4 KiB, prewarm session kept, PageTables rise, kB|pgbench|pages=4k,clients=[0-9]+,keep=1,mode=select|pagetables_kb
+pgbench -S, 4 KiB, prewarm session kept, backends' minor faults|pgbench|pages=4k,clients=[0-9]+,keep=1,mode=select|backend_minflt
 EOF2
 	echo
 	echo "Ratios below 1 mean less time, fewer faults or fewer pages than"
-	echo "$(echo "$kernels" | cut -d' ' -f1), except ops/s, where above 1 is faster."
+	echo "$(echo "$kernels" | cut -d' ' -f1), except ops/s and tps, where above 1 is faster."
 }
 headline
 
