@@ -115,14 +115,6 @@ static char *map_kind(enum kind k, const char *id, int prot)
 	return p;
 }
 
-static sigjmp_buf bus_jmp;
-
-static void on_bus(int sig)
-{
-	(void)sig;
-	siglongjmp(bus_jmp, 1);
-}
-
 static void send_report(int out, struct report *rep)
 {
 	if (write(out, rep, sizeof(*rep)) != (ssize_t)sizeof(*rep))
@@ -184,13 +176,8 @@ static int reader(char **argv)
 	memset(&rep, 0, sizeof(rep));
 	rep.hole_byte = rep.sigbus = -1;
 	if (hole) {
-		signal(SIGBUS, on_bus);
-		rep.hole_byte = (unsigned char)p[3 * PTS_PAGE];
-		if (sigsetjmp(bus_jmp, 1))
-			rep.sigbus = 1;
-		else
-			rep.sigbus = *(volatile char *)(p + SIZE / 2) * 0;
-		signal(SIGBUS, SIG_DFL);
+		rep.hole_byte = pts_probe(p + 3 * PTS_PAGE);
+		rep.sigbus = pts_probe(p + SIZE / 2) == -1;
 	}
 	/* A writes generation 2 over what is left */
 	if (role == 'A')

@@ -181,14 +181,6 @@ static long wrong_kept(const char *p, int gen, int hole, unsigned long skip)
 	return n;
 }
 
-static sigjmp_buf bus_jmp;
-
-static void on_bus(int sig)
-{
-	(void)sig;
-	siglongjmp(bus_jmp, 1);
-}
-
 static void child(struct region *r, struct turns *t, int out)
 {
 	struct report rep = { 0 };
@@ -218,13 +210,8 @@ static void child(struct region *r, struct turns *t, int out)
 	rep.hole_byte = -1;
 	rep.sigbus = -1;
 	if (hole) {
-		signal(SIGBUS, on_bus);
-		rep.hole_byte = (unsigned char)p[3 * PTS_PAGE];
-		if (sigsetjmp(bus_jmp, 1))
-			rep.sigbus = 1;
-		else
-			rep.sigbus = *(volatile char *)(p + SIZE / 2) * 0;
-		signal(SIGBUS, SIG_DFL);
+		rep.hole_byte = pts_probe(p + 3 * PTS_PAGE);
+		rep.sigbus = pts_probe(p + SIZE / 2) == -1;
 	}
 
 	/* 4. write a new generation; the parent checks it and writes one */

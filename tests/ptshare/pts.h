@@ -8,6 +8,8 @@
 #define PTSHARE_PTS_H
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +334,28 @@ static inline long pts_migrate_all(void *p, unsigned long n)
 	free(nodes);
 	free(status);
 	return moved;
+}
+
+static sigjmp_buf pts_bus_jmp __attribute__((unused));
+
+static void __attribute__((unused)) pts_on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(pts_bus_jmp, 1);
+}
+
+/* The byte at p, or -1 if reading it raises SIGBUS. */
+static inline int pts_probe(const volatile char *p)
+{
+	int v;
+
+	signal(SIGBUS, pts_on_bus);
+	if (sigsetjmp(pts_bus_jmp, 1))
+		v = -1;
+	else
+		v = (unsigned char)*p;
+	signal(SIGBUS, SIG_DFL);
+	return v;
 }
 
 #endif
