@@ -1,28 +1,19 @@
-# ptshare: one entry point for the harness. Everything is in scripts/.
-#   make bench              build vanilla and ptshare, benchmark both, report
-#   make bench QUICK=1      a subset, for a first look
-#   make test               build the ptshare kernel, run selftests + own tests;
-#                           the selftests with vm.pt_share=2, every eligible
-#                           table shared (PT_SHARE=0|1 for the other modes,
-#                           PT_SHARE_SHARED=1 or 2 to share shared mappings too),
-#                           the own tests and the fuzzer force vm.pt_share=2;
-#                           then a slice on the debug kernel (DEBUG_ONLY=...,
-#                           DEBUG_ONLY= to skip it)
-#   make test FLAVOUR=debug the whole suite on the debug kernel
-#   make baseline           run the selftests and tests/ptshare/observe on
-#                           vanilla, rewrite baseline/
-#   make kernel FLAVOUR=x   build one kernel (vanilla, ptshare, debug)
-#   make cross              compile build/linux's HEAD for i386, m68k and
-#                           x86_64 with PTSHARE=n (CROSS_ARCHS="... sh")
-#   make shell FLAVOUR=x    boot a kernel with an interactive shell
-#   make fuzz SEEDS=N       the differential fuzzer in QEMU for N seeds
-#                           (FUZZ_SEED0, FUZZ_OPS; FLAVOUR=vanilla to compare)
-#   make soak MINUTES=N     N minutes of fork/exec storm, swapping memory
-#                           workers and the fuzzer (SOAK_FAIL=PCT injects
-#                           unshare allocation failures)
-#   make export             export build/linux commits into patches/
-#   make tree               (re)create build/linux from patches/
-#   make help               this list
+# ptshare: one entry point for the harness, one line per target. Each target
+# runs a script of scripts/ (named in brackets) whose header lists its options.
+#   make bench [QUICK=1]      build vanilla and ptshare, benchmark both, report [bench.sh]
+#   make test [FLAVOUR=debug] selftests and our tests in QEMU, judged against vanilla [check.sh]
+#   make baseline             the selftests and observe on vanilla -> baseline/ [baseline.sh]
+#   make kernel FLAVOUR=x     build one kernel: vanilla, ptshare or debug [build-kernel.sh]
+#   make cross                compile build/linux for i386, m68k, x86_64, PTSHARE=n [cross-build.sh]
+#   make shell FLAVOUR=x      boot a kernel with an interactive shell [run-guest.sh -i]
+#   make fuzz SEEDS=N         the differential fuzzer in QEMU for N seeds [fuzz.sh]
+#   make soak MINUTES=N       fork/exec storm, swapping workers and the fuzzer [soak.sh]
+#   make export               build/linux commits -> patches/, with checkpatch [export.sh]
+#   make tree                 (re)create build/linux from patches/ [tree.sh]
+#   make help                 this list
+# make test: the selftests run with vm.pt_share=2 (PT_SHARE=0|1 for the other
+# modes, PT_SHARE_SHARED=1|2 to share shared mappings too), then a slice on
+# the debug kernel (DEBUG_ONLY); docs/testing.md and docs/benchmarks.md.
 FLAVOUR ?= ptshare
 PT_SHARE ?= 2
 QUICK ?= 0
@@ -65,8 +56,12 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
-# The comment at the top of this file, without its '#'.
+# The comment at the top of this file, without its '#', then any target
+# that has no line there.
 help:
 	@sed -n '/^[^#]/q; s/^# \{0,1\}//p' Makefile
+	@sed -n 's/^\([a-z][a-z0-9-]*\):.*/\1/p' Makefile | while read -r t; do \
+		grep -q "^#   make $$t\( \|$$\)" Makefile || echo "make $$t: not described above"; \
+	done
 
 .PHONY: bench test baseline kernel cross shell fuzz soak export tree help

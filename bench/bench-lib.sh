@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the bash drivers of the benchmarks (patchscripts.sh,
-# redis.sh, smallproc.sh), which source this file from their own folder.
+# redis.sh, bashfork.sh), which source this file from their own folder.
 # None of them forks: the drivers count the forks they measure.
 
 # The clock in microseconds: $EPOCHREALTIME without its dot (under QEMU

@@ -1,9 +1,11 @@
 #!/bin/sh
 # The benchmark suite (make bench): build the vanilla and ptshare kernels,
 # boot each in QEMU under icount (deterministic virtual time), run the
-# in-guest suite (tests/guest/bench.sh), and write results/<run-id>/ with
-# results.jsonl, results.tsv, report.md, each kernel's console log and the
-# kernel profiles of suites 1-3 (profiles/KERNEL/SUITE.txt).
+# in-guest suite (tests/guest/run-bench.sh), and write results/<run-id>/ with
+# results.jsonl, results.tsv, report.md, manifest.txt, each kernel's console
+# log and the kernel profiles of suites 1-3 (profiles/KERNEL/SUITE.txt).
+# The tree keeps report.md, results.jsonl and manifest.txt of a run
+# (.gitignore leaves out the rest; results/README.md).
 #
 # Usage: scripts/bench.sh          full suite
 #        QUICK=1 scripts/bench.sh  a subset, a few minutes per kernel
@@ -66,7 +68,7 @@ bench_kernel() {
 	start=$(date +%s)
 	"$ROOT/scripts/run-guest.sh" -k "$flavour" --icount -m "$mem" -t "$tmo" -o "$run" \
 		--append "$append" \
-		-- "bench.sh $quick >/host/bench.txt" >"$run.out" 2>&1 ||
+		-- "run-bench.sh $quick >/host/bench.txt" >"$run.out" 2>&1 ||
 		die "$k: benchmark run failed: $(tail -1 "$run.out") (log: $run/console.log)"
 	wall=$(( $(date +%s) - start ))
 	cp "$run/console.log" "$res/console-$k.log"
@@ -102,7 +104,7 @@ export GUESTS
 # What produced this run: results/<run-id>/manifest.txt.
 # shellcheck disable=SC2086 # a list of flavours
 "$ROOT/scripts/manifest.sh" "$res" $flavours -- \
-	"QUICK=$quick KERNELS=\"$kernels\" GUESTS=$GUESTS scripts/bench.sh"
+	"QUICK=$quick KERNELS=\"$kernels\" GUESTS=$GUESTS WITH_PGSQL=$WITH_PGSQL BUILD_KERNEL=${BUILD_KERNEL:-1} scripts/bench.sh"
 
 # A failed kernel stops the run before the next guests boot: its report
 # could not be complete, and the next boots would take an hour for it.

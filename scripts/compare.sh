@@ -18,13 +18,14 @@ labels=
 for r; do
 	d=$r
 	[ -d "$d" ] || d=$ROOT/results/$r
-	[ -f "$d/results.tsv" ] || die "$r: no results.tsv (not a run of make bench?)"
+	[ -d "$d" ] || die "$r: no such run (results/<run-id>)"
 	id=$(basename "$(cd "$d" && pwd -P)")
+	run_tsv "$d" >"$tmp/run.tsv"
 	# The kernels of the run, in the order they appear.
-	ks=$(cut -f3 "$d/results.tsv" | awk '!seen[$0]++')
+	ks=$(cut -f3 "$tmp/run.tsv" | awk '!seen[$0]++')
 	for k in $ks; do labels="$labels $id/$k"; done
 	awk -F'\t' -v OFS='\t' -v id="$id" '{ $3 = id "/" $3; print }' \
-		"$d/results.tsv" >>"$tmp/all.tsv"
+		"$tmp/run.tsv" >>"$tmp/all.tsv"
 done
 # Rows whose parameters name the sysfs THP mode or the run's own settings
 # still match across runs: report.sh drops those from the key.

@@ -47,6 +47,31 @@ flavour_src() {
 }
 flavour_out() { echo "$BUILD/out-$1"; }
 
+# The patches of patches/series in order, one "PATCH-ID FILE" line each
+# (git patch-id --stable: the same for the same change, whatever its line
+# numbers or commit message).
+series_patch_ids() {
+	[ -f "$ROOT/patches/series" ] || return 0
+	grep -v '^[[:space:]]*\(#\|$\)' "$ROOT/patches/series" | while read -r p; do
+		echo "$(git patch-id --stable <"$ROOT/patches/$p" | cut -d' ' -f1) $p"
+	done
+}
+
+# The rows of the make bench run in DIR as tab-separated values (suite,
+# bench, kernel, mode, param, metric, value, unit, reps): its results.tsv,
+# or, in the tree, which keeps only results.jsonl, the same rows read back
+# from the lines scripts/bench.sh wrote there.
+run_tsv() { # DIR
+	if [ -f "$1/results.tsv" ]; then
+		cat "$1/results.tsv"
+		return
+	fi
+	[ -f "$1/results.jsonl" ] || die "$1: no results.jsonl (not a run of make bench?)"
+	t=$(printf '\t') q='"\(.*\)"'
+	sed -n "s/^{\"suite\":$q,\"bench\":$q,\"kernel\":$q,\"mode\":$q,\"param\":$q,\"metric\":$q,\"value\":\(.*\),\"unit\":$q,\"reps\":\(.*\)}\$/\1$t\2$t\3$t\4$t\5$t\6$t\7$t\8$t\9/p" \
+		"$1/results.jsonl"
+}
+
 # Build the kernels of FLAVOURs from patches/ (incremental), or, with
 # BUILD_KERNEL=0, only check that they have been built.
 kernels_ready() { # FLAVOUR...

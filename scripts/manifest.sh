@@ -2,10 +2,13 @@
 # Write DIR/manifest.txt: what produced a run, so that runs can be trusted
 # and compared later. One "key: value" per line:
 #   command, date, harness commit (with "+dirty" if the tree had edits),
-#   series (base version, number of patches, a hash of their patch ids),
-#   one line per patch (its stable patch id and file name), the config
-#   hash of each kernel flavour built, QEMU's version, the host's CPUs
-#   and memory, and GUESTS.
+#   series (base version, number of patches, a hash of their patch ids
+#   alone, so that renamed patches hash the same),
+#   one line per patch (its stable patch id and file name), the kernel
+#   tree the kernels were built from (build/linux: its HEAD, and whether it
+#   holds the same patches as patches/), the config hash of each kernel
+#   flavour built, QEMU's version, the host's CPUs and memory, and GUESTS.
+# A value that cannot be read is "unknown" ("not built" for a config).
 #
 # Usage: scripts/manifest.sh DIR FLAVOUR... -- COMMAND...
 set -eu
@@ -20,17 +23,30 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do flavours="$flavours $1"; shift; done
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
 	commit="$commit+dirty"
-ids=$(while read -r p; do
-	[ -n "$p" ] || continue
-	printf '%s %s\n' "$(git patch-id --stable <"$ROOT/patches/$p" | cut -c1-12)" "$p"
-done <"$ROOT/patches/series")
+ids=$(series_patch_ids)
+
+# build/linux: its HEAD, and whether its commits over the base are the
+# patches of patches/ (they differ after an edit that was not exported).
+tree=unknown
+if head=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null); then
+	base=$(git -C "$SRC" rev-list --max-parents=0 HEAD | tail -1)
+	have=$(git -C "$SRC" format-patch --stdout "$base..HEAD" | git patch-id --stable | cut -d' ' -f1)
+	same="differs from patches/"
+	[ "$have" != "$(echo "$ids" | cut -d' ' -f1)" ] || same="the patches of patches/"
+	[ -z "$(git -C "$SRC" status --porcelain --untracked-files=no)" ] ||
+		same="$same, with uncommitted edits"
+	tree="build/linux at $head, $(git -C "$SRC" rev-list --count "$base..HEAD") commits on the base: $same"
+fi
+qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -1)
+kver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 
 {
 	echo "command: $*"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "harness: $commit"
-	echo "series: linux-source-6.12 $(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo '?'), $(echo "$ids" | grep -c .) patches, $(echo "$ids" | sha1sum | cut -c1-12)"
-	echo "$ids" | sed 's/^/patch: /'
+	echo "series: linux-source-6.12 ${kver:-unknown}, $(echo "$ids" | grep -c .) patches, $(echo "$ids" | cut -d' ' -f1 | sha1sum | cut -c1-12)"
+	echo "$ids" | awk 'NF { print "patch: " substr($1, 1, 12), $2 }'
+	echo "kernel tree: $tree"
 	for f in $flavours; do
 		cfg=$(flavour_out "$f")/.config
 		if [ -f "$cfg" ]; then
@@ -39,8 +55,8 @@ done <"$ROOT/patches/series")
 			echo "config $f: not built"
 		fi
 	done
-	echo "qemu: $(qemu-system-x86_64 --version 2>/dev/null | head -1 || echo none)"
+	echo "qemu: ${qemu:-unknown}"
 	echo "host cpus: $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 	echo "host memory: $(awk '/MemTotal/ {print int($2 / 1024) " MiB"}' /proc/meminfo)"
-	echo "guests: ${GUESTS:-default}"
+	echo "guests: ${GUESTS:-unknown}"
 } >"$dir/manifest.txt"

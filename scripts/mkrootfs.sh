@@ -79,7 +79,7 @@ fi
 
 cp "$ROOT/tests/guest/init" "$stage/init"
 cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" \
-	"$ROOT/tests/guest/bench.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
+	"$ROOT/tests/guest/run-bench.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"
 chmod +x "$stage/init" "$stage"/usr/local/bin/*
 
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$stage/etc/passwd"

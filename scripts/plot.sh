@@ -4,12 +4,14 @@
 # against the share of memory the child writes).
 # Usage: scripts/plot.sh results/<run-id>
 set -eu
+. "$(dirname "$0")/lib.sh"
 res=${1:?usage: plot.sh RESULTS_DIR}
-tsv=$res/results.tsv
 command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot missing, no plots" >&2; exit 0; }
-kernels=$(cut -f3 "$tsv" | awk '!seen[$0]++' | tr '\n' ' ')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+tsv=$tmp/results.tsv
+run_tsv "$res" >"$tsv"
+kernels=$(cut -f3 "$tsv" | awk '!seen[$0]++' | tr '\n' ' ')
 
 # fork latency: size_mib -> median, per kernel and mode (THP off only)
 plots=

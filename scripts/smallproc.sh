@@ -3,7 +3,7 @@
 # process anything at fork? Boots each kernel BOOTS times under icount,
 # the kernels interleaved (vanilla, ptshare, vanilla, ...), with address
 # randomization off (norandmaps nokaslr) so that every boot lays out the
-# same processes the same way. Each boot runs bench/smallproc.sh (bash
+# same processes the same way. Each boot runs bench/bashfork.sh (bash
 # fork+exit and fork+exec) and aim9 fork_test and exec_test (a static
 # process) for a fixed number of operations. Prints a table: per metric,
 # each boot's median, the mean over boots per kernel, the ratio to the
@@ -12,7 +12,9 @@
 # Usage: scripts/smallproc.sh [-b BOOTS] [-n ITERATIONS] [-r REPS]
 #   KERNELS="vanilla ptshare" (FLAVOUR[:MODE] as in scripts/bench.sh)
 #   BUILD_KERNEL=0 uses the kernels already in build/out-*.
-# Writes results/<date>-smallproc/ (results.tsv, report.md, console logs).
+# Writes results/<date>-smallproc/: report.md, results.jsonl (one line per
+# boot and metric; results.tsv holds the same rows), manifest.txt and the
+# console logs.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -38,7 +40,13 @@ id=$(date +%Y%m%d-%H%M%S)-smallproc
 res=$ROOT/results/$id
 mkdir -p "$res" "$BUILD/runs"
 : >"$res/results.tsv"
-cmd="bash /ptshare/bench/smallproc.sh -n $n -r $reps &&
+# The boots run one after another.
+GUESTS=1
+export GUESTS
+# shellcheck disable=SC2046 # a list of flavours
+"$ROOT/scripts/manifest.sh" "$res" $(for spec in $kernels; do echo "${spec%%:*}"; done | sort -u) -- \
+	"KERNELS=\"$kernels\" BUILD_KERNEL=${BUILD_KERNEL:-1} scripts/smallproc.sh -b $boots -n $n -r $reps"
+cmd="bash /ptshare/bench/bashfork.sh -n $n -r $reps &&
 	/ptshare/bench/aim9 -m fork -n $n && /ptshare/bench/aim9 -m exec -n $n"
 b=1
 while [ "$b" -le "$boots" ]; do
@@ -53,7 +61,7 @@ while [ "$b" -le "$boots" ]; do
 			die "$k boot $b failed: $(tail -1 "$run.out") (log: $run/console.log)"
 		log "$k boot $b: $(( $(date +%s) - start )) s wall"
 		cp "$run/console.log" "$res/console-$k-$b.log"
-		# keep the medians: smallproc's *_median, aim9's *_us (one value
+		# keep the medians: bashfork's *_median, aim9's *_us (one value
 		# per boot, the mean time of n operations)
 		awk -v k="$k" -v b="$b" '/^result / {
 			for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
@@ -64,12 +72,17 @@ while [ "$b" -le "$boots" ]; do
 	b=$((b + 1))
 done
 
+awk -F'\t' '{
+	printf "{\"suite\":\"smallproc\",\"kernel\":\"%s\",\"boot\":%s,\"metric\":\"%s\",\"value\":%s,\"unit\":\"us\"}\n",
+		$1, $2, $3, $4
+}' "$res/results.tsv" >"$res/results.jsonl"
+
 labels=$(echo "$kernels" | tr : -)
 {
 	echo "# Small processes: $labels, $boots boots each"
 	echo
 	echo "Virtual time (icount), microseconds per operation; each cell is one"
-	echo "boot's value (smallproc: median of $reps repetitions of $n operations;"
+	echo "boot's value (bashfork: median of $reps repetitions of $n operations;"
 	echo "aim9: $n operations), then the mean over boots. Boots ran with"
 	echo "norandmaps nokaslr. ratio = mean / mean of $(echo "$labels" | cut -d' ' -f1);"
 	echo "spread = (max-min)/mean over the boots of that kernel."

@@ -17,19 +17,11 @@ if [ "${1:-}" = --reset ]; then
 	rm -rf "$SRC" "$VANILLA_SRC"
 fi
 
-patch_ids() {
-	# patch-ids of the series in patches/, in order
-	[ -f "$series" ] || return 0
-	grep -v '^[[:space:]]*\(#\|$\)' "$series" | while read -r p; do
-		git patch-id --stable <"$ROOT/patches/$p" | cut -d' ' -f1
-	done
-}
-
 if [ -d "$SRC/.git" ]; then
 	# Existing tree: it must hold exactly the series, or we refuse to guess.
 	base=$(git -C "$SRC" rev-list --max-parents=0 HEAD | tail -1)
 	have=$(git -C "$SRC" format-patch --stdout "$base..HEAD" | git patch-id --stable | cut -d' ' -f1)
-	want=$(patch_ids)
+	want=$(series_patch_ids | cut -d' ' -f1)
 	if [ "$have" != "$want" ]; then
 		log "warning: $SRC differs from patches/ (export with scripts/export.sh, or --reset)"
 	fi
