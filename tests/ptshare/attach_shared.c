@@ -49,7 +49,7 @@ static const char *const kind_name[] = { "memfd", "file", "SysV shm" };
 /* What a reader reports after each step, in one write. */
 struct report {
 	long wrong, faults, present, rss_ok, attached;
-	long hole_byte, sigbus;
+	long hole_byte, sigbus, filled;
 	uintptr_t at;	/* where the reader mapped the region */
 };
 
@@ -131,7 +131,8 @@ static int wait_turn(int in)
 /*
  * A reader, after exec: argv = reader KIND ID ROLE IN OUT. Each step
  * waits for a byte on IN and writes a report to OUT. ROLE "A" writes and
- * unmaps, "C" reads and mprotects, "D" maps read-only and only reads.
+ * unmaps, "C" reads and mprotects, "D" maps read-only and only reads, "P"
+ * only reads (test_partial()).
  */
 static int reader(char **argv)
 {
@@ -140,7 +141,7 @@ static int reader(char **argv)
 	int in = atoi(argv[5]), out = atoi(argv[6]);
 	int hole = k != K_SYSV;
 	struct report rep;
-	long f0, a0;
+	long f0, a0, l0;
 	char *p;
 
 	p = map_kind(k, argv[3], role == 'D' ? PROT_READ :
@@ -148,15 +149,17 @@ static int reader(char **argv)
 	/* 1. read everything the owner wrote */
 	memset(&rep, 0, sizeof(rep));
 	a0 = pts_vmstat("ptshare_attach");
+	l0 = pts_vmstat("ptshare_fill");
 	f0 = pts_minflt();
 	rep.wrong = p ? wrong(p, 1, 0, -1, 1) : -1;
 	rep.faults = pts_minflt() - f0;
 	rep.attached = pts_vmstat("ptshare_attach") - a0;
+	rep.filled = pts_vmstat("ptshare_fill") - l0;
 	rep.present = p ? pts_pagemap_count(p, NPAGES, 63) : -1;
 	rep.rss_ok = pts_rss_consistent();
 	rep.at = (uintptr_t)p;
 	send_report(out, &rep);
-	if (!p || role == 'D') {
+	if (!p || role == 'D' || role == 'P') {
 		wait_turn(in);
 		return 0;
 	}
@@ -277,6 +280,58 @@ static void check_first_read(const char *name, char role, struct report *r,
 		   name, role);
 }
 
+/*
+ * Create the region of kind k (8 MiB) and map it at a table boundary; id
+ * and path (64 bytes each) get its name for the readers.
+ */
+static char *make_region(enum kind k, char *id, char *path, int *fd,
+			 int *shmid)
+{
+	char *p = NULL;
+
+	switch (k) {
+	case K_MEMFD:
+		*fd = memfd_create("attach_shared", 0);
+		snprintf(id, 64, "%d", *fd);
+		break;
+	case K_FILE:
+		snprintf(path, 64, "/tmp/attach_shared.%d", getpid());
+		*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		snprintf(id, 64, "%s", path);
+		break;
+	case K_SYSV:
+		*shmid = shmget(IPC_PRIVATE, SIZE, IPC_CREAT | 0600);
+		snprintf(id, 64, "%d", *shmid);
+		break;
+	default:
+		return NULL;
+	}
+	if ((k != K_SYSV && (*fd < 0 || ftruncate(*fd, SIZE))) ||
+	    (k == K_SYSV && *shmid < 0) ||
+	    !(p = map_kind(k, id, PROT_READ | PROT_WRITE))) {
+		tap_result(0, "%s: map 8 MiB at a table boundary (%s)",
+			   kind_name[k], strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+/* Undo make_region(). */
+static void drop_region(enum kind k, char *p, const char *path, int fd,
+			int shmid)
+{
+	if (p && k == K_SYSV)
+		shmdt(p);
+	else if (p)
+		munmap(p, SIZE);
+	if (shmid >= 0)
+		shmctl(shmid, IPC_RMID, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (path[0])
+		unlink(path);
+}
+
 static void test_kind(enum kind k, int sharing)
 {
 	const char *name = kind_name[k];
@@ -287,30 +342,9 @@ static void test_kind(enum kind k, int sharing)
 	long moved, kc, pss[3];
 	char *p = NULL;
 
-	switch (k) {
-	case K_MEMFD:
-		fd = memfd_create("attach_shared", 0);
-		snprintf(id, sizeof(id), "%d", fd);
-		break;
-	case K_FILE:
-		snprintf(path, sizeof(path), "/tmp/attach_shared.%d", getpid());
-		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-		snprintf(id, sizeof(id), "%s", path);
-		break;
-	case K_SYSV:
-		shmid = shmget(IPC_PRIVATE, SIZE, IPC_CREAT | 0600);
-		snprintf(id, sizeof(id), "%d", shmid);
-		break;
-	default:
-		return;
-	}
-	if ((k != K_SYSV && (fd < 0 || ftruncate(fd, SIZE))) ||
-	    (k == K_SYSV && shmid < 0) ||
-	    !(p = map_kind(k, id, PROT_READ | PROT_WRITE))) {
-		tap_result(0, "%s: map 8 MiB at a table boundary (%s)", name,
-			   strerror(errno));
+	p = make_region(k, id, path, &fd, &shmid);
+	if (!p)
 		goto out;
-	}
 	fill(p, 1, -1);
 
 	/* 1. A, then C, read everything; D maps it read-only */
@@ -404,16 +438,75 @@ gone:
 	waitpid(a.pid, NULL, 0);
 	waitpid(c.pid, NULL, 0);
 out:
-	if (p && k == K_SYSV)
-		shmdt(p);
-	else if (p)
-		munmap(p, SIZE);
-	if (shmid >= 0)
-		shmctl(shmid, IPC_RMID, NULL);
-	if (fd >= 0)
-		close(fd);
-	if (path[0])
-		unlink(path);
+	drop_region(k, p, path, fd, shmid);
+}
+
+/*
+ * Partial tables: the owner's tables map only the 16 pages around the
+ * first page of each 2 MiB (it wrote everything, dropped its entries and
+ * read one page per table). Reader P, exec'd, reads every page. With
+ * sharing it attaches the owner's tables though they have holes, and its
+ * faults in the holes fill them in place for both (a few faults where
+ * vanilla takes 128). Contents and RSS must be right in both processes,
+ * while P maps the tables and after it exits.
+ */
+static void test_partial(enum kind k, int sharing)
+{
+	const char *name = kind_name[k];
+	char id[64], path[64] = "";
+	int fd = -1, shmid = -1;
+	struct report rp;
+	struct child b;
+	long f0, owner_faults, present;
+	char *p;
+
+	p = make_region(k, id, path, &fd, &shmid);
+	if (!p)
+		goto out;
+	fill(p, 1, -1);
+	if (madvise(p, SIZE, MADV_DONTNEED)) {
+		tap_result(0, "%s, partial: MADV_DONTNEED (%s)", name,
+			   strerror(errno));
+		goto out;
+	}
+	for (unsigned long off = 0; off < SIZE; off += PTS_PMD)
+		(void)*(volatile char *)(p + off);
+
+	if (start_reader(&b, k, id, 'P') || !step(&b, &rp, 0)) {
+		tap_result(0, "%s, partial: start the reader", name);
+		goto out;
+	}
+	present = pts_pagemap_count(p, NPAGES, 63);
+	tap_diag("%s, partial: reader read 8 MiB with %ld minor faults, %ld tables attached, %ld holes filled; the owner maps %ld pages",
+		 name, rp.faults, rp.attached, rp.filled, present);
+	tap_result(rp.wrong == 0, "%s, partial: the reader reads what the owner wrote",
+		   name);
+	tap_result(rp.rss_ok == 1 && rp.present == (long)NPAGES,
+		   "%s, partial: the reader maps every page it read, and counts them in its RSS",
+		   name);
+	if (sharing)
+		tap_result(rp.attached >= 1 && rp.filled >= 1 && rp.faults < 16,
+			   "%s, partial: the reader attaches tables with holes and fills them in place",
+			   name);
+	else
+		tap_skip("no vm.pt_share_shared=2",
+			 "%s, partial: the reader attaches tables with holes and fills them in place",
+			 name);
+	tap_result(pts_rss_consistent() == 1,
+		   "%s, partial: the owner's RSS agrees with its tables the reader filled",
+		   name);
+	f0 = pts_minflt();
+	tap_result(wrong(p, 1, 0, -1, 1) == 0,
+		   "%s, partial: the owner reads what it wrote", name);
+	owner_faults = pts_minflt() - f0;
+	tap_diag("%s, partial: the owner then read 8 MiB with %ld minor faults",
+		 name, owner_faults);
+	stop_reader(&b, name, 'P');
+	tap_result(pts_rss_consistent() == 1,
+		   "%s, partial: the owner's RSS agrees with its tables after the reader exited",
+		   name);
+out:
+	drop_region(k, p, path, fd, shmid);
 }
 
 /*
@@ -480,6 +573,8 @@ int main(int argc, char **argv)
 		sharing = 1;
 	for (int k = 0; k < NR_KINDS; k++)
 		test_kind(k, sharing);
+	for (int k = 0; k < NR_KINDS; k++)
+		test_partial(k, sharing);
 	if (sharing)
 		test_placement();
 	else
