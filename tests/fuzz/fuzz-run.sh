@@ -4,33 +4,39 @@
 # "not ok N seed-S" per seed (with the fuzzer's report as "#" lines on a
 # failure), then "1..COUNT", and as the last line
 #   fuzz: S seeds, O ops, P processes, V violations
-# With -S, a first case checks that the fuzzer does report a difference:
-# it corrupts one shadow value (fuzz -X) and must see a violation.
+# With -S, two first cases check that the fuzzer does report a difference:
+# it corrupts one shadow value (fuzz -X), and in a group of unrelated
+# processes one page (fuzz -u -Y), and must see a violation each time.
+# With -u, every operation of a seed's first process is a group of
+# unrelated processes racing on one file (fuzz -u).
 # With -F PCT, PCT percent of the unshare allocations fail while the seeds
 # run (fail_ptshare, see Documentation/admin-guide/mm/ptshare.rst): a
 # syscall may then return ENOMEM, which the fuzzer models as "nothing
 # changed", and a fault retries. A last case checks that nothing leaked:
 # page-table and anonymous pages return to where they were before the run.
 # Exit status 0 only if every case passed.
-# Usage: fuzz-run [-S] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT
+# Usage: fuzz-run [-S] [-u] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT
 ops=200 extra= selfcheck= failpct=
-while getopts SF:n:d:X: o; do
+while getopts SuF:n:d:X: o; do
 	case $o in
 	S) selfcheck=1 ;;
+	u) extra="$extra -u" ;;
 	F) failpct=$OPTARG ;;
 	n) ops=$OPTARG ;;
 	d) extra="$extra -d $OPTARG" ;;
 	X) extra="$extra -X $OPTARG" ;;
-	*) echo "usage: fuzz-run [-S] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT" >&2; exit 2 ;;
+	*) echo "usage: fuzz-run [-S] [-u] [-F PCT] [-n OPS] [-d DEPTH] [-X OP] SEED0 COUNT" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 seed0=${1:-1} count=${2:-1}
 bin=$(dirname "$0")/fuzz
 
-# ptshare's counters (absent on other kernels): proof that tables were shared.
+# ptshare's counters (absent on other kernels): proof that tables were
+# shared at fork, and attached by unrelated processes (and their holes
+# filled), in the order of /proc/vmstat.
 counters() {
-	awk '/^ptshare_(fork_shared|unshare_copy|unshare_reuse|zap_drop) / { printf "%s ", $2 }' /proc/vmstat
+	awk '/^ptshare_(fork_shared|unshare_copy|unshare_reuse|zap_drop|attach|fill) / { printf "%s ", $2 }' /proc/vmstat
 }
 
 # Fault injection into the unshare allocation (-F).
@@ -54,20 +60,29 @@ if [ -n "$failpct" ]; then
 	inject "$failpct" || { echo "fuzz-run: cannot set up $fi_dir" >&2; exit 2; }
 fi
 
-i=0 tops=0 tprocs=0 tviol=0 failed=0 tshared=0 n=0
-if [ -n "$selfcheck" ]; then
-	n=1
-	"$bin" -s "$seed0" -n 60 -X 20 >/tmp/fuzz-selfcheck.out 2>&1
+i=0 tops=0 tprocs=0 tviol=0 failed=0 tshared=0 tattach=0 tfill=0 tgroups=0 tbus=0 n=0
+# Self-check NAME: the fuzzer run with ARGS must report a VIOLATION line
+# matching WHAT, after its log says SELF-TEST.
+selfcheck_case() { # NAME WHAT ARGS...
+	name=$1 what=$2
+	shift 2
+	n=$((n + 1))
+	"$bin" "$@" >/tmp/fuzz-selfcheck.out 2>&1
 	rc=$?
-	if [ "$rc" = 1 ] && grep -q '^# VIOLATION .*want' /tmp/fuzz-selfcheck.out &&
-	   grep -q 'SELF-TEST: corrupt' /tmp/fuzz-selfcheck.out; then
-		echo "ok $n selfcheck-detects-corruption"
+	if [ "$rc" = 1 ] && grep -q "^# VIOLATION .*$what" /tmp/fuzz-selfcheck.out &&
+	   grep -q 'SELF-TEST: ' /tmp/fuzz-selfcheck.out; then
+		echo "ok $n $name"
 	else
-		failed=1
-		echo "not ok $n selfcheck-detects-corruption"
+		failed=$((failed + 1))
+		echo "not ok $n $name"
 		sed 's/^\([^#]\)/# \1/' /tmp/fuzz-selfcheck.out | head -60
 	fi
 	rm -f /tmp/fuzz-selfcheck.out
+}
+if [ -n "$selfcheck" ]; then
+	selfcheck_case selfcheck-detects-corruption 'want' -s "$seed0" -n 60 -X 20
+	selfcheck_case unrelated-selfcheck-detects-corruption 'no value written to this page' \
+		-s "$seed0" -n 1 -u -Y
 fi
 while [ "$i" -lt "$count" ]; do
 	s=$((seed0 + i))
@@ -85,20 +100,24 @@ while [ "$i" -lt "$count" ]; do
 	if [ -n "$after" ]; then
 		# shellcheck disable=SC2086
 		set -- $before $after
-		pts=" shared=$(($5 - $1)) unshare_copy=$(($6 - $2)) unshare_reuse=$(($7 - $3)) zap_drop=$(($8 - $4))"
-		tshared=$((tshared + $5 - $1))
+		pts=" shared=$(($7 - $1)) unshare_copy=$(($8 - $2)) unshare_reuse=$(($9 - $3)) zap_drop=$((${10} - $4)) attach=$((${11} - $5)) fill=$((${12} - $6))"
+		tshared=$((tshared + $7 - $1)) tattach=$((tattach + ${11} - $5)) tfill=$((tfill + ${12} - $6))
 	fi
 	last=$(tail -n 1 "$out")
+	g=0 b=0
 	case "$last" in
 	"fuzz: seed="*)
 		o=${last#* ops=}; o=${o%% *}
 		p=${last#* procs=}; p=${p%% *}
 		v=${last#* violations=}; v=${v%% *}
+		g=${last#* groups=}; g=${g%% *}
+		b=${last#* sigbus=}; b=${b%% *}
 		;;
 	*)	# killed, or crashed before its last line
 		o=0 p=0 v=1 ;;
 	esac
 	tops=$((tops + o)) tprocs=$((tprocs + p)) tviol=$((tviol + v))
+	tgroups=$((tgroups + g)) tbus=$((tbus + b))
 	if [ "$rc" = 0 ] && [ "$v" = 0 ]; then
 		echo "ok $((n + i)) seed-$s"
 	else
@@ -106,7 +125,7 @@ while [ "$i" -lt "$count" ]; do
 		echo "not ok $((n + i)) seed-$s"
 		grep -v '^fuzz: ' "$out" | head -120 | sed 's/^\([^#]\)/# \1/'
 	fi
-	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs$pts"
+	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs groups=$g sigbus=$b$pts"
 	rm -f "$out"
 done
 extra_cases=0
@@ -139,6 +158,7 @@ if [ -n "$failpct" ]; then
 		"page-table pages $1 -> $3, anon pages $2 -> $4 (read after ${tries}s)"
 fi
 echo "1..$((n + count + extra_cases))"
-[ -z "$(counters)" ] || echo "# PTE tables shared at fork: $tshared"
+[ -z "$(counters)" ] || echo "# PTE tables shared at fork: $tshared; attached by unrelated processes: $tattach, holes filled: $tfill"
+echo "# groups of unrelated processes: $tgroups, SIGBUS beyond EOF caught: $tbus"
 echo "fuzz: $count seeds, $tops ops, $tprocs processes, $tviol violations"
 [ "$failed" = 0 ]

@@ -9,7 +9,10 @@
  * WIPEONFORK, DONTFORK, HUGEPAGE, NOHUGEPAGE, COLLAPSE, POPULATE_READ and
  * _WRITE), mlock/munlock, fork trees several levels deep (children that run
  * concurrently with their parent, or while it waits), exit, exec, and
- * writes and reads from several threads at once.
+ * writes and reads from several threads at once. Now and then a group of
+ * unrelated processes (exec'd programs, not children) races truncation,
+ * hole punching, mprotect, mremap and munmap against reads and writes of
+ * one memfd, regular file or SysV segment: unrelated.c.
  *
  * Every process keeps a shadow of what each page must contain: a page is
  * two halves of 256 words, and a half written with value v holds
@@ -29,7 +32,7 @@
  * and the tail of the operation log, and the exit status is 1. The same
  * seed replays the same sequence of operations.
  *
- * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR]
+ * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR] [-F DIR] [-u] [-Y]
  *   -n  operations of the first process (default 200); children run 5-34
  *   -d  deepest fork level (default 3)
  *   -v  print every operation
@@ -40,7 +43,16 @@
  *   -X  self-test: corrupt one shadow value after op OP of the first process
  *       and expect the check to report it
  *   -D  tmpfs directory for the shared file (default /dev/shm)
- * Last line: "fuzz: seed=S ops=O procs=P violations=V".
+ *   -F  directory of the regular file of the unrelated groups (default
+ *       /scratch if it is ext4, else the -D directory)
+ *   -u  every operation of the first process is a group of unrelated
+ *       processes
+ *   -Y  self-test: in the first group, a worker stores a value of another
+ *       page into one of its pages, which the group must report
+ * Last line: "fuzz: seed=S ops=O procs=P violations=V groups=G sigbus=B
+ * punches=H truncs=T": the ops and processes of the groups count too; B
+ * SIGBUS that the groups' accesses met (beyond EOF), H and T their hole
+ * punches and truncations.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +69,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../ptshare/pts.h"
+#include "fuzz.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25
@@ -69,20 +82,12 @@
 #define MREMAP_DONTUNMAP	4
 #endif
 
-#define PAGE		4096UL
-#define WORDS		512
-#define HALFW		256
-#define PMD_PAGES	512UL		/* pages per PTE table */
 #define NSLOT		16		/* address slots of the arena */
 #define SLOT_PAGES	8192UL		/* 32 MiB per slot */
 #define MAXPG		4096UL		/* 16 MiB: biggest region */
 #define NREG_MAX	10		/* regions alive at once */
 #define FILE_PAGES	8192UL		/* the tmpfs file: 32 MiB */
-#define MAXKIDS		2		/* concurrent children per process */
 #define SWEEP		25
-#define LOGN		48
-#define LOGW		176
-#define GOLDEN		0x9E3779B97F4A7C15ULL
 
 enum { R_ANON, R_SHANON, R_FPRIV, R_FSHARED };
 static const char *const tname[] = { "anon", "shanon", "fpriv", "fshared" };
@@ -109,33 +114,23 @@ struct region {
 	struct pg pg[MAXPG];
 };
 
-struct stats {
-	long ops, procs, viol;
-};
-
 static struct region reg[NSLOT];	/* reg[s] lives in slot s */
 static char *arena;
 static int datafd = -1;
 static char datapath[128];
 static struct opg *fileshadow;
-static struct stats *st;
-static int maxdepth = 3, verbose;
+struct stats *st;
+int verbose;
+unsigned long root_ops;
+static int maxdepth = 3;
 static long selftest = -1;
-static unsigned long root_ops;
 static int selftest_late;
 
-/* This process. */
-static struct {
-	uint64_t seed, rng;
-	char path[64];		/* "0", "0.3", "0.3.1": place in the fork tree */
-	int depth, nkids, born_conc, bad, nforks;
-	pid_t kids[MAXKIDS];
-	unsigned long opi;
-	char log[LOGN][LOGW];
-	unsigned long logn;
-} P;
+struct proc P;
+int unrelated_only;
+static int unrelated_selftest;
 
-static uint64_t rnd64(void)
+uint64_t rnd64(void)
 {
 	uint64_t z = (P.rng += GOLDEN);
 
@@ -144,7 +139,7 @@ static uint64_t rnd64(void)
 	return z ^ (z >> 31);
 }
 
-static unsigned long rnd(unsigned long n)
+unsigned long rnd(unsigned long n)
 {
 	return n ? rnd64() % n : 0;
 }
@@ -154,7 +149,7 @@ static inline uint64_t pat(uint64_t v, unsigned int w)
 	return v ? v ^ ((uint64_t)(w + 1) * GOLDEN) : 0;
 }
 
-static int frozen(void)
+int frozen(void)
 {
 	return P.nkids > 0 || P.born_conc;
 }
@@ -169,7 +164,7 @@ static inline int shared(struct region *r)
 	return r->type == R_SHANON || r->type == R_FSHARED;
 }
 
-static void out(const char *buf, size_t n)
+void out(const char *buf, size_t n)
 {
 	while (n) {
 		ssize_t w = write(1, buf, n);
@@ -181,7 +176,7 @@ static void out(const char *buf, size_t n)
 	}
 }
 
-static void oplog(const char *fmt, ...)
+void oplog(const char *fmt, ...)
 {
 	char *e = P.log[P.logn++ % LOGN];
 	va_list ap;
@@ -201,16 +196,18 @@ static void oplog(const char *fmt, ...)
 
 static void fin_line(void)
 {
-	char buf[160];
+	char buf[256];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "fuzz: seed=%llu ops=%ld procs=%ld violations=%ld\n",
-		     (unsigned long long)P.seed, st->ops, st->procs, st->viol);
+	n = snprintf(buf, sizeof(buf),
+		     "fuzz: seed=%llu ops=%ld procs=%ld violations=%ld groups=%ld sigbus=%ld punches=%ld truncs=%ld\n",
+		     (unsigned long long)P.seed, st->ops, st->procs, st->viol, st->groups,
+		     st->sigbus, st->punches, st->truncs);
 	out(buf, n);
 }
 
 /* Report a violation with the tail of the log; counts it once. */
-static void violation(const char *fmt, ...)
+void violation(const char *fmt, ...)
 {
 	static char buf[LOGN * (LOGW + 8) + 1024];
 	unsigned long i, from;
@@ -225,15 +222,15 @@ static void violation(const char *fmt, ...)
 	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	va_end(ap);
 	n += snprintf(buf + n, sizeof(buf) - n,
-		      "\n# op log tail (proc:op, ancestors' ops first); replay: fuzz -s %llu -n %lu -v\n",
-		      (unsigned long long)P.seed, root_ops);
+		      "\n# op log tail (proc:op, ancestors' ops first); replay: fuzz -s %llu -n %lu%s -v\n",
+		      (unsigned long long)P.seed, root_ops, unrelated_only ? " -u" : "");
 	from = P.logn > LOGN ? P.logn - LOGN : 0;
 	for (i = from; i < P.logn && n < (int)sizeof(buf) - LOGW - 8; i++)
 		n += snprintf(buf + n, sizeof(buf) - n, "#   %s\n", P.log[i % LOGN]);
 	out(buf, n);
 }
 
-static void die(const char *what)
+void die(const char *what)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof(buf), "# fuzz: %s: %s (proc %s op %lu)\n",
@@ -1211,7 +1208,7 @@ static void run_ops(unsigned long n)
 	unsigned long i;
 
 	for (i = 0; i < n && !P.bad; i++) {
-		unsigned long x = rnd(100);
+		unsigned long x = unrelated_only ? 92 : rnd(100);
 
 		P.opi++;
 		__atomic_fetch_add(&st->ops, 1, __ATOMIC_SEQ_CST);
@@ -1239,6 +1236,8 @@ static void run_ops(unsigned long n)
 			op_threads();
 		else if (x < 92)
 			op_exec();
+		else if (x < 94)
+			op_unrelated(unrelated_selftest && !st->groups);
 		else {
 			oplog("sweep");
 			sweep(0);
@@ -1252,7 +1251,7 @@ static void run_ops(unsigned long n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR]\n");
+	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR] [-F DIR] [-u] [-Y]\n");
 	exit(2);
 }
 
@@ -1279,7 +1278,7 @@ static void force_shared_sharing(void)
 
 int main(int argc, char **argv)
 {
-	const char *dir = "/dev/shm";
+	const char *dir = "/dev/shm", *fdir = NULL;
 	unsigned long nops = 200;
 	int c, keep = 0, s;
 	struct sigaction sa;
@@ -1287,7 +1286,9 @@ int main(int argc, char **argv)
 
 	if (argc == 6 && !strcmp(argv[1], "-C"))
 		return exec_checker(argv[2], argv[3], argv[4], argv[5]);
-	while ((c = getopt(argc, argv, "s:n:d:vkX:D:")) != -1) {
+	if (argc > 1 && !strcmp(argv[1], "-W"))
+		return unrelated_worker(argc, argv);
+	while ((c = getopt(argc, argv, "s:n:d:vkX:D:F:uY")) != -1) {
 		switch (c) {
 		case 's': P.seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nops = strtoul(optarg, NULL, 0); break;
@@ -1296,12 +1297,16 @@ int main(int argc, char **argv)
 		case 'k': keep = 1; break;
 		case 'X': selftest = atol(optarg); break;
 		case 'D': dir = optarg; break;
+		case 'F': fdir = optarg; break;
+		case 'u': unrelated_only = 1; break;
+		case 'Y': unrelated_selftest = 1; break;
 		default: usage();
 		}
 	}
 	if (optind != argc)
 		usage();
 	root_ops = nops;
+	unrelated_setup(dir, fdir);
 	if (!keep && pts_force_sharing())
 		force_shared_sharing();
 	P.rng = P.seed * 0x2545F4914F6CDD1DULL + 1;
