@@ -1,60 +1,31 @@
 #!/bin/sh
-# PNG plots of a benchmark run with gnuplot: fork latency against size
-# (log-log, one line per kernel and fork mode) and cost shifting (total time
-# against the share of memory the child writes).
-# Usage: scripts/plot.sh results/<run-id>
+# PNG plots of a make bench run, from its results.jsonl, with matplotlib
+# (scripts/plot.py; Debian's python3-matplotlib):
+#   fork-latency.png   one panel per operation (fork, fork+exit+wait,
+#                      fork+exec+wait) and THP setting, one line per
+#                      kernel, against the memory written before fork
+#   pt-memory.png      page-table memory of the children alive (pt-memory)
+#                      and of N readers of one shared region (shm-readers)
+#   cost-shifting.png  fork + child writes a share of memory + exit + wait
+# Times are labelled virtual (icount) time when the run's report says
+# so, wall-clock time for kernel columns named native-*.
+#
+# Usage: scripts/plot.sh [-o OUTDIR] results/<run-id> [PLOT...]
+#        PLOT: fork-latency, pt-memory, cost-shifting (default: all);
+#        the PNGs go to the run directory unless -o says where.
+# Prints the path of each PNG it wrote. Exits 1 if a plot has no rows in
+# the run (it still draws the others) or matplotlib is missing.
 set -eu
 . "$(dirname "$0")/lib.sh"
-res=${1:?usage: plot.sh RESULTS_DIR}
-command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot missing, no plots" >&2; exit 0; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tsv=$tmp/results.tsv
-run_tsv "$res" >"$tsv"
-kernels=$(cut -f3 "$tsv" | awk '!seen[$0]++' | tr '\n' ' ')
 
-# fork latency: size_mib -> median, per kernel and mode (THP off only)
-plots=
-for k in $kernels; do
-	for m in fork fork-exit fork-exec; do
-		awk -F'\t' -v k="$k" -v m="$m" '$1 == "fork-latency" && $3 == k &&
-			$5 ~ ("mode=" m ",") && $5 ~ /thp=never/ && $6 ~ /_us_median$/ {
-			split($5, p, ","); sub(/size_mib=/, "", p[1])
-			print (p[1] == 0 ? 0.5 : p[1]), $7 }' "$tsv" | sort -n >"$tmp/$k-$m"
-		[ -s "$tmp/$k-$m" ] && plots="$plots${plots:+, }'$tmp/$k-$m' using 1:2 with linespoints title '$k $m'"
-	done
+# The first Python 3 that has matplotlib: $PYTHON, python3 on PATH (which
+# may be a pyenv or venv one without it), Debian's.
+py=
+for p in ${PYTHON:-} python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import matplotlib' 2>/dev/null; then
+		py=$p
+		break
+	fi
 done
-if [ -n "$plots" ]; then
-	gnuplot <<EOF2
-set terminal pngcairo size 900,600
-set output '$res/fork-latency.png'
-set title 'fork latency against touched private anonymous memory (THP off, virtual time)'
-set xlabel 'MiB touched (0 plotted at 0.5)'
-set ylabel 'virtual microseconds (median)'
-set logscale xy
-set key left top
-set grid
-plot $plots
-EOF2
-fi
-
-plots=
-for k in $kernels; do
-	awk -F'\t' -v k="$k" '$1 == "cost-shifting" && $3 == k &&
-		$5 ~ /mode=child-write/ && $6 == "total_us_median" {
-		n = split($5, p, ","); for (i = 1; i <= n; i++) if (p[i] ~ /^pct=/) { sub(/pct=/, "", p[i]); print p[i], $7 } }' \
-		"$tsv" | sort -n >"$tmp/cs-$k"
-	[ -s "$tmp/cs-$k" ] && plots="$plots${plots:+, }'$tmp/cs-$k' using 1:2 with linespoints title '$k'"
-done
-if [ -n "$plots" ]; then
-	gnuplot <<EOF2
-set terminal pngcairo size 900,600
-set output '$res/cost-shifting.png'
-set title 'fork + child writes a share of memory + exit (virtual time)'
-set xlabel '% of memory written by the child'
-set ylabel 'virtual microseconds, fork to wait (median)'
-set key left top
-set grid
-plot $plots
-EOF2
-fi
+[ -n "$py" ] || die "matplotlib is missing: apt-get install python3-matplotlib (Debian's package; plots use /usr/bin/python3)"
+exec "$py" "$ROOT/scripts/plot.py" "$@"
