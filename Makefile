@@ -1,6 +1,7 @@
 # ptshare: one entry point for the harness, one line per target. Each target
 # runs a script of scripts/ (named in brackets) whose header lists its options.
 #   make bench [QUICK=1]      build vanilla and ptshare, benchmark both, report [bench.sh]
+#   make native-bench         the suite on the running kernel, no QEMU; QUICK=1 [native-bench.sh]
 #   make test [FLAVOUR=debug] selftests and our tests in QEMU, judged against vanilla [check.sh]
 #   make baseline             the selftests and observe on vanilla -> baseline/ [baseline.sh]
 #   make kernel FLAVOUR=x     build one kernel: vanilla, ptshare or debug [build-kernel.sh]
@@ -22,6 +23,9 @@ MINUTES ?= 10
 
 bench:
 	QUICK=$(QUICK) KERNELS="$(KERNELS)" scripts/bench.sh
+
+native-bench:
+	QUICK=$(QUICK) NAME="$(NAME)" CPUS="$(CPUS)" scripts/native-bench.sh
 
 test:
 	FLAVOUR=$(FLAVOUR) PT_SHARE=$(PT_SHARE) scripts/check.sh
@@ -64,4 +68,4 @@ help:
 		grep -q "^#   make $$t\( \|$$\)" Makefile || echo "make $$t: not described above"; \
 	done
 
-.PHONY: bench test baseline kernel cross shell fuzz soak export tree help
+.PHONY: bench native-bench test baseline kernel cross shell fuzz soak export tree help

@@ -9,8 +9,9 @@
 #
 # Usage: patchscripts.sh [-d DIR] [-w WORKDIR] [-r REPS]
 #   DIR      base/ (the files the patches touch), patches/ and series, made on
-#            the host by scripts/prep-patch-scripts.sh (default
-#            /ptshare/patch-scripts)
+#            the host by scripts/prep-patch-scripts.sh (default: patch-scripts/
+#            beside this script's folder: /ptshare/patch-scripts in the guest,
+#            build/native/patch-scripts for scripts/native-bench.sh)
 #   WORKDIR  where the tree is copied for each repetition (default /tmp)
 #
 # Results (bench.h format), per pass (push, pop):
@@ -26,7 +27,7 @@
 # Time is $EPOCHREALTIME (microseconds; under QEMU icount, virtual time).
 set -eu
 
-dir=/ptshare/patch-scripts work=/tmp reps=3
+dir=$(dirname "$0")/../patch-scripts work=/tmp reps=3
 while getopts d:w:r: o; do
 	case $o in
 	d) dir=$OPTARG ;;

@@ -72,12 +72,7 @@ bench_kernel() {
 		die "$k: benchmark run failed: $(tail -1 "$run.out") (log: $run/console.log)"
 	wall=$(( $(date +%s) - start ))
 	cp "$run/console.log" "$res/console-$k.log"
-	# result suite=S bench=B param=P metric=M value=V unit=U reps=R
-	awk -v k="$k" -v mode="$mode" '/^result / {
-		for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
-		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f["suite"], f["bench"], k, mode,
-			f["param"], f["metric"], f["value"], f["unit"], f["reps"]
-	}' "$run/share/bench.txt" >"$part"
+	result_rows "$k" "$mode" "$run/share/bench.txt" >"$part"
 	printf 'run\tboot\t%s\t%s\t-\twall_s\t%s\ts\t1\n' "$k" "$mode" "$wall" >>"$part"
 	for b in "$run"/share/profile-*.bin; do
 		[ -f "$b" ] || continue
@@ -120,10 +115,7 @@ parts_done $kernels
 for spec in $kernels; do cat "$(part_of "$spec")"; done >"$res/results.tsv"
 rm -r "$res/parts"
 
-awk -F'\t' '{
-	printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
-		$1, $2, $3, $4, $5, $6, $7, $8, $9
-}' "$res/results.tsv" >"$res/results.jsonl"
+tsv_jsonl "$res/results.tsv" >"$res/results.jsonl"
 "$ROOT/scripts/report.sh" "$res/results.tsv" "$labels" "$quick" >"$res/report.md"
 "$ROOT/scripts/profile-report.sh" "$res" "$labels" >>"$res/report.md"
 "$ROOT/scripts/plot.sh" "$res"

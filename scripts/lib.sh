@@ -57,6 +57,27 @@ series_patch_ids() {
 	done
 }
 
+# The "result suite=S bench=B param=P metric=M value=V unit=U reps=R" lines
+# of FILE (what tests/guest/run-bench.sh prints) as rows of results.tsv
+# (below) for the kernel column KERNEL, run in MODE.
+result_rows() { # KERNEL MODE FILE
+	awk -v k="$1" -v mode="$2" '/^result / {
+		split("", f)
+		for (i = 2; i <= NF; i++) { j = index($i, "="); f[substr($i, 1, j - 1)] = substr($i, j + 1) }
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f["suite"], f["bench"], k, mode,
+			f["param"], f["metric"], f["value"], f["unit"], f["reps"]
+	}' "$3"
+}
+
+# The rows of results.tsv FILE as results.jsonl, one JSON object a line
+# (run_tsv reads them back).
+tsv_jsonl() { # FILE
+	awk -F'\t' '{
+		printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
+			$1, $2, $3, $4, $5, $6, $7, $8, $9
+	}' "$1"
+}
+
 # The rows of the make bench run in DIR as tab-separated values (suite,
 # bench, kernel, mode, param, metric, value, unit, reps): its results.tsv,
 # or, in the tree, which keeps only results.jsonl, the same rows read back

@@ -8,23 +8,48 @@ tsv=${1:?usage: report.sh results.tsv KERNELS QUICK}
 kernels=${2:?}
 quick=${3:-0}
 
+# Columns named native-* (RUN/native-* in scripts/compare.sh) ran on real
+# hardware (scripts/native-bench.sh), the others in QEMU under icount.
+native=0 guest=0
+for k in $kernels; do
+	case ${k##*/} in native-*) native=1 ;; *) guest=1 ;; esac
+done
 cat <<EOF2
 # ptshare benchmark report
 
 - Kernels: $kernels (first is the reference for ratios)
-- Method: each kernel boots in QEMU TCG with \`-icount shift=0,sleep=off\`
+EOF2
+if [ "$guest" = 1 ]; then cat <<'EOF2'
+- Method: each kernel boots in QEMU TCG with `-icount shift=0,sleep=off`
   (1 CPU): guest time advances 1 ns per guest instruction, so every time
   below is **virtual time** (instruction count), repeatable to ~0.01% and
   blind to cache misses. Values are medians of the repetitions; spread is
   (max-min)/median. Wall time of each boot is in the last table.
+EOF2
+fi
+if [ "$native" = 1 ]; then cat <<'EOF2'
+- Method (native-* columns): the same suite run on the machine itself,
+  on the kernel it had booted (`make native-bench`), so times there are
+  **wall-clock time**, with the machine's caches, frequency scaling and
+  other load in them; compare native runs of one machine only, and
+  mind the spread. Values are medians of the repetitions; spread is
+  (max-min)/median. Wall time of each run is in the last table.
+EOF2
+fi
+[ "$native" = 0 ] || [ "$guest" = 0 ] || cat <<'EOF2'
+- Native and QEMU columns measure different clocks: their ratios
+  compare wall time with virtual time, not one kernel with another.
+EOF2
+cat <<EOF2
 - Suite: $( [ "$quick" = 1 ] && echo "QUICK subset" || echo "full")
 EOF2
 if grep -q '^patch-scripts	' "$tsv"; then cat <<'EOF2'
 - patch-scripts: bash applies 80 glibc patches one at a time (push), then
   removes them (pop), Morton's apatch/rpatch steps with GNU patch and
-  busybox tools. *_forks is the guest's "processes" of /proc/stat over the
-  pass; *_execs are the programs the driver started (counted by the script,
-  not by the kernel); *_pt_* are ptshare's /proc/vmstat counters.
+  busybox tools (natively, the machine's). *_forks is "processes" of
+  /proc/stat over the pass (system-wide); *_execs are the programs the
+  driver started (counted by the script, not by the kernel); *_pt_* are
+  ptshare's /proc/vmstat counters.
 EOF2
 fi
 if grep -q '^pgbench	' "$tsv"; then cat <<'EOF2'
