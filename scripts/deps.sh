@@ -5,14 +5,17 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 # kernel build, QEMU, the guest's busybox, static libraries for the
-# selftests, gnuplot for the benchmark plots
+# selftests
 pkgs="linux-source-6.12=$KVER_DEB build-essential flex bison bc libelf-dev
 libssl-dev cpio dwarves ccache kmod rsync git xz-utils qemu-system-x86
-busybox-static liburing-dev libnuma-dev libcap-dev gnuplot-nox"
+busybox-static liburing-dev libnuma-dev libcap-dev"
 # the benchmark's real programs: GNU patch (patch-scripts) and redis-tools,
 # which has redis-benchmark and the server binary (redis-server is a link
 # to redis-check-rdb; the redis-server package would start a host service)
 pkgs="$pkgs patch redis-tools"
+# matplotlib for the benchmark's plots (scripts/plot.py), only for the
+# benchmark (WITH_PLOTS=1, which scripts/bench.sh sets)
+[ "${WITH_PLOTS:-0}" != 1 ] || pkgs="$pkgs python3-matplotlib"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
 # shellcheck disable=SC2086
