@@ -129,9 +129,9 @@ if [ -w "$knob" ]; then echo 0 >"$knob"; fi
 # 1 GiB, with connections kept (mode=select) and one per transaction
 # (mode=connect), in 4 KiB pages and in hugetlb pages (huge_pages=on).
 # On ptshare kernels backends attach each other's tables of the buffer
-# pool (vm.pt_share_shared=2); tables are attached only once full, which
-# the random reads of pgbench rarely make them: the third run (keep=1)
-# keeps the session that ran pg_prewarm, whose tables map all the pool.
+# pool (vm.pt_share_shared=2) and fill their holes in place (patch 33);
+# the third run (keep=1) keeps the session that ran pg_prewarm, whose
+# tables map all the pool, connected.
 if [ -x /usr/lib/postgresql/15/bin/postgres ]; then
 	old=; [ -w "$knob" ] && old=$(cat "$knob") && echo 2 >"$knob"
 	for o in "-H off" "-H on" "-H off -k"; do
