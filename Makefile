@@ -9,8 +9,9 @@
 #   make shell FLAVOUR=x      boot a kernel with an interactive shell [run-guest.sh -i]
 #   make fuzz SEEDS=N         the differential fuzzer in QEMU for N seeds [fuzz.sh]
 #   make soak MINUTES=N       fork/exec storm, swapping workers and the fuzzer [soak.sh]
-#   make export               build/linux commits -> patches/, with checkpatch [export.sh]
+#   make export               build/linux commits -> patches/, cover letter, checkpatch [export.sh]
 #   make tree                 (re)create build/linux from patches/ [tree.sh]
+#   make check-prefixes       every prefix of the series builds (FROM=k: from patch k) [check-prefixes.sh]
 #   make help                 this list
 # make test: the selftests run with vm.pt_share=2 (PT_SHARE=0|1 for the other
 # modes, PT_SHARE_SHARED=1|2 to share shared mappings too), then a slice on
@@ -60,6 +61,10 @@ tree:
 	scripts/deps.sh
 	scripts/tree.sh
 
+check-prefixes:
+	scripts/deps.sh
+	FROM="$(FROM)" TO="$(TO)" scripts/check-prefixes.sh
+
 # The comment at the top of this file, without its '#', then any target
 # that has no line there.
 help:
@@ -68,4 +73,4 @@ help:
 		grep -q "^#   make $$t\( \|$$\)" Makefile || echo "make $$t: not described above"; \
 	done
 
-.PHONY: bench native-bench test baseline kernel cross shell fuzz soak export tree help
+.PHONY: bench native-bench test baseline kernel cross shell fuzz soak export tree check-prefixes help

@@ -110,15 +110,6 @@ configure() {
 	echo "$stamp" >"$out/.config-stamp"
 }
 
-# The compiler's or linker's first complaint in LOG, source paths relative.
-first_error() { # LOG
-	{
-		grep -m1 -E 'error:|undefined reference' "$1" ||
-			grep -m1 -E 'Error|\*\*\*' "$1" ||
-			tail -n1 "$1"
-	} | sed "s|$src/||g; s|\.\./${src##*/}/||g; s|$out/||g"
-}
-
 # cpu: CPU seconds (user + system) used by the children of this shell so
 # far, to tell a build's own cost from waiting for a busy machine. Not in a
 # subshell: there, times would count the subshell's children only.
@@ -140,11 +131,11 @@ for a in $archs; do
 	cpu_mark
 	cpu0=$cpu
 	if ! configure; then
-		res="FAIL cross/$a # configuration failed: $(first_error "$out/config.log")"
+		res="FAIL cross/$a # configuration failed: $(first_error "$out/config.log" "$src" "$out")"
 	elif mk -j"$JOBS" vmlinux >"$out/build.log" 2>&1; then
 		res="PASS cross/$a"
 	else
-		res="FAIL cross/$a # $(first_error "$out/build.log")"
+		res="FAIL cross/$a # $(first_error "$out/build.log" "$src" "$out")"
 	fi
 	echo "$res"
 	case $res in

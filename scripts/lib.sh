@@ -6,9 +6,17 @@ BUILD=${BUILD:-$ROOT/build}
 # The pinned kernel source: Debian's linux-source-6.12 at this exact version.
 KVER_DEB=6.12.118-1~deb12u1
 KSRC_TAR=/usr/src/linux-source-6.12.tar.xz
-SRC=$BUILD/linux            # git tree: pristine base commit + one commit per patch
+# The kernel tree: the pristine base commit (tag base) + one commit per
+# patch. TREE=DIR and PATCHDIR=DIR point the scripts at another tree and
+# another series directory (a clone, a scratch export).
+SRC=${TREE:-$BUILD/linux}
+PATCHDIR=${PATCHDIR:-$ROOT/patches}  # the series: NNNN-*.patch and series
 VANILLA_SRC=$BUILD/linux-vanilla   # worktree of the base commit
 JOBS=${JOBS:-$(nproc)}
+# The one identity of the series: the author and Signed-off-by its patches
+# must carry (scripts/export.sh warns about any other), the sender of its
+# cover letter, and the committer of build/linux (scripts/tree.sh).
+IDENT="ptshare harness <harness@ptshare.invalid>"
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -51,9 +59,9 @@ flavour_out() { echo "$BUILD/out-$1"; }
 # (git patch-id --stable: the same for the same change, whatever its line
 # numbers or commit message).
 series_patch_ids() {
-	[ -f "$ROOT/patches/series" ] || return 0
-	grep -v '^[[:space:]]*\(#\|$\)' "$ROOT/patches/series" | while read -r p; do
-		echo "$(git patch-id --stable <"$ROOT/patches/$p" | cut -d' ' -f1) $p"
+	[ -f "$PATCHDIR/series" ] || return 0
+	series_files | while read -r p; do
+		echo "$(git patch-id --stable <"$PATCHDIR/$p" | cut -d' ' -f1) $p"
 	done
 }
 
@@ -76,6 +84,21 @@ tsv_jsonl() { # FILE
 		printf "{\"suite\":\"%s\",\"bench\":\"%s\",\"kernel\":\"%s\",\"mode\":\"%s\",\"param\":\"%s\",\"metric\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"reps\":%s}\n",
 			$1, $2, $3, $4, $5, $6, $7, $8, $9
 	}' "$1"
+}
+
+# The file names of patches/series in order, without comments and blanks.
+series_files() {
+	grep -v '^[[:space:]]*\(#\|$\)' "$PATCHDIR/series"
+}
+
+# The compiler's or linker's first complaint in the build log LOG, with the
+# paths of the source tree SRCDIR and of the output tree OUTDIR cut off.
+first_error() { # LOG SRCDIR OUTDIR
+	{
+		grep -m1 -E 'error:|undefined reference' "$1" ||
+			grep -m1 -E 'Error|\*\*\*' "$1" ||
+			tail -n1 "$1"
+	} | sed "s|$2/||g; s|\.\./${2##*/}/||g; s|$3/||g"
 }
 
 # The rows of the make bench run in DIR as tab-separated values (suite,

@@ -1,14 +1,18 @@
 #!/bin/sh
 # Create build/linux: the pinned linux-source-6.12 as a git repository whose
 # first commit is the pristine base, with patches/series applied as commits,
-# plus build/linux-vanilla, a worktree of the base commit.
+# plus build/linux-vanilla, a worktree of the base commit. The base commit
+# is the same on every machine (fixed author, committer and dates), so the
+# base-commit line of the cover letter names it for anyone who runs this.
 #
 # Usage: scripts/tree.sh          create the tree if missing, else check it
 #        scripts/tree.sh --reset  throw away build/linux and recreate it
+# TREE=DIR, PATCHDIR=DIR, BUILD=DIR: another tree, series, build directory
+# (scripts/lib.sh).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-series=$ROOT/patches/series
+series=$PATCHDIR/series
 
 if [ "${1:-}" = --reset ]; then
 	if [ -d "$SRC/.git" ] && [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no)" ]; then
@@ -33,27 +37,34 @@ fi
 have_ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 [ "$have_ver" = "$KVER_DEB" ] || die "linux-source-6.12 is '$have_ver', want $KVER_DEB: run scripts/deps.sh"
 
-mkdir -p "$BUILD"
+mkdir -p "$BUILD" "$(dirname "$SRC")"
 rm -rf "$SRC.tmp" && mkdir "$SRC.tmp"
 log "extracting $KSRC_TAR"
 tar -xJf "$KSRC_TAR" -C "$SRC.tmp" --strip-components=1
 cd "$SRC.tmp"
 git init -q -b ptshare
-git config user.name "ptshare harness"
-git config user.email "harness@ptshare.invalid"
+# The committer of the patches' commits: the series' identity (lib.sh).
+git config user.name "${IDENT% <*}"
+git config user.email "$(echo "$IDENT" | sed 's/.*<\(.*\)>.*/\1/')"
 git config gc.auto 0
 # Debian's top-level .gitignore ignores everything ("/*"): force the add.
 # New files in the tree need "git add -f" for the same reason.
 git add -A -f >/dev/null
-git commit -q -m "linux-source-6.12 $KVER_DEB (pristine)"
+# The same commit everywhere: the package's name and the date of its
+# top-level Makefile, not whoever runs this when.
+date="@$(stat -c %Y Makefile) +0000"
+GIT_AUTHOR_NAME=linux-source-6.12 GIT_AUTHOR_EMAIL=linux-source-6.12@ptshare.invalid \
+GIT_COMMITTER_NAME=linux-source-6.12 GIT_COMMITTER_EMAIL=linux-source-6.12@ptshare.invalid \
+GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+	git commit -q -m "linux-source-6.12 $KVER_DEB (pristine)"
 cd "$ROOT"
 mv "$SRC.tmp" "$SRC"
 git -C "$SRC" tag -f base >/dev/null
 
 if [ -f "$series" ]; then
-	grep -v '^[[:space:]]*\(#\|$\)' "$series" | while read -r p; do
-		[ -f "$ROOT/patches/$p" ] || die "series names $p, which is missing"
-		git -C "$SRC" am -q --keep-cr "$ROOT/patches/$p" || {
+	series_files | while read -r p; do
+		[ -f "$PATCHDIR/$p" ] || die "series names $p, which is missing"
+		git -C "$SRC" am -q --keep-cr "$PATCHDIR/$p" || {
 			git -C "$SRC" am --abort
 			die "patch $p does not apply"
 		}
