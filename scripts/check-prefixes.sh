@@ -40,17 +40,9 @@ base=$(git -C "$SRC" rev-parse -q --verify "base^{commit}" 2>/dev/null ||
 # The scratch worktree, at the base, with nothing left of an earlier run.
 wt=$BUILD/linux-prefix
 out=$BUILD/out-prefix
-common=$(git -C "$SRC" rev-parse --path-format=absolute --git-common-dir)
-if [ "$(git -C "$wt" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$common" ]; then
-	# missing, or a worktree of a tree that tree.sh --reset replaced
-	rm -rf "$wt"
-	git -C "$SRC" worktree prune
-	git -C "$SRC" worktree add -q --detach "$wt" "$base"
-else
-	git -C "$wt" am --abort >/dev/null 2>&1 || true
-	git -C "$wt" checkout -q -f --detach "$base"
-	git -C "$wt" clean -q -f -d -x
-fi
+git -C "$wt" am --abort >/dev/null 2>&1 || true
+scratch_worktree "$wt" "$base"
+git -C "$wt" clean -q -f -d -x
 mkdir -p "$out"
 log "base $(git -C "$wt" log -1 --format='%h %s'); prefixes $from..$to of $n, $JOBS jobs"
 # git am commits as the series' identity, without touching any git config.

@@ -45,15 +45,7 @@ if [ -z "$src" ]; then
 	[ -d "$SRC/.git" ] || "$ROOT/scripts/tree.sh"
 	rev=$(git -C "$SRC" rev-parse HEAD)
 	src=$BUILD/linux-cross
-	common=$(git -C "$SRC" rev-parse --path-format=absolute --git-common-dir)
-	if [ "$(git -C "$src" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$common" ]; then
-		# missing, or left over from a tree that tree.sh --reset replaced
-		rm -rf "$src"
-		git -C "$SRC" worktree prune
-		git -C "$SRC" worktree add -q --detach "$src" "$rev"
-	else
-		git -C "$src" checkout -q -f --detach "$rev"
-	fi
+	scratch_worktree "$src" "$rev"
 	log "source: ${SRC#"$ROOT"/} at $(git -C "$src" log -1 --format='%h %s')"
 else
 	src=$(cd "$src" && pwd)

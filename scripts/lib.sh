@@ -168,3 +168,17 @@ guest_verdict() { # RC TMO WHAT
 	*) echo "FAIL $3 # exit status $1" ;;
 	esac
 }
+
+# A scratch worktree DIR of the kernel tree $SRC, checked out at REV: made
+# anew if missing or left over from a tree that tree.sh --reset replaced,
+# else reused (force-checked out; the caller cleans what it must).
+scratch_worktree() { # DIR REV
+	_common=$(git -C "$SRC" rev-parse --path-format=absolute --git-common-dir)
+	if [ "$(git -C "$1" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != "$_common" ]; then
+		rm -rf "$1"
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -q --detach "$1" "$2"
+	else
+		git -C "$1" checkout -q -f --detach "$2"
+	fi
+}
