@@ -358,4 +358,23 @@ static inline int pts_probe(const volatile char *p)
 	return v;
 }
 
+/*
+ * Write the byte at p back to itself: 0, or -1 if that raises SIGSEGV
+ * (no write permission) or SIGBUS.
+ */
+static inline int pts_probe_write(volatile char *p)
+{
+	int v = 0;
+
+	signal(SIGBUS, pts_on_bus);
+	signal(SIGSEGV, pts_on_bus);
+	if (sigsetjmp(pts_bus_jmp, 1))
+		v = -1;
+	else
+		*p = *p;
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+	return v;
+}
+
 #endif
