@@ -31,9 +31,10 @@ fi
 flavours=$(for k in $kernels; do echo "${k%%:*}"; done | sort -u)
 labels=$(for k in $kernels; do printf '%s ' "$k"; done | tr : -)
 
-# The pgbench suite needs PostgreSQL on the host and in the guest.
-WITH_PGSQL=${WITH_PGSQL:-1} WITH_PLOTS=1
-export WITH_PGSQL WITH_PLOTS
+# The pgbench suite needs PostgreSQL on the host and in the guest, the
+# zygote suite the libraries of bench/zygote-libs.txt.
+WITH_PGSQL=${WITH_PGSQL:-1} WITH_ZYGOTE=${WITH_ZYGOTE:-1} WITH_PLOTS=1
+export WITH_PGSQL WITH_ZYGOTE WITH_PLOTS
 "$ROOT/scripts/deps.sh"
 # shellcheck disable=SC2086 # a list of flavours
 kernels_ready $flavours
@@ -99,7 +100,7 @@ export GUESTS
 # What produced this run: results/<run-id>/manifest.txt.
 # shellcheck disable=SC2086 # a list of flavours
 "$ROOT/scripts/manifest.sh" "$res" $flavours -- \
-	"QUICK=$quick KERNELS=\"$kernels\" GUESTS=$GUESTS WITH_PGSQL=$WITH_PGSQL BUILD_KERNEL=${BUILD_KERNEL:-1} scripts/bench.sh"
+	"QUICK=$quick KERNELS=\"$kernels\" GUESTS=$GUESTS WITH_PGSQL=$WITH_PGSQL WITH_ZYGOTE=$WITH_ZYGOTE BUILD_KERNEL=${BUILD_KERNEL:-1} scripts/bench.sh"
 
 # A failed kernel stops the run before the next guests boot: its report
 # could not be complete, and the next boots would take an hour for it.

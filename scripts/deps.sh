@@ -16,6 +16,11 @@ pkgs="$pkgs patch redis-tools"
 # matplotlib for the benchmark's plots (scripts/plot.py), only for the
 # benchmark (WITH_PLOTS=1, which scripts/bench.sh sets)
 [ "${WITH_PLOTS:-0}" != 1 ] || pkgs="$pkgs python3-matplotlib"
+# the shared libraries that the zygote suite preloads (the first column
+# of bench/zygote-libs.txt), only for the benchmark (WITH_ZYGOTE=1, which
+# scripts/bench.sh sets); mkrootfs.sh copies them into the guest
+[ "${WITH_ZYGOTE:-0}" != 1 ] ||
+	pkgs="$pkgs $(awk '!/^#/ && NF { print $1 }' "$ROOT/bench/zygote-libs.txt" | sort -u)"
 pkgs="$pkgs ${EXTRA_PKGS:-}"
 
 # shellcheck disable=SC2086

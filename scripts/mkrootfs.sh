@@ -77,6 +77,29 @@ if [ "${WITH_PGSQL:-0}" = 1 ] && [ -x $pg/bin/postgres ]; then
 	for z in UTC GMT Etc/UTC Etc/GMT; do cp -L "/usr/share/zoneinfo/$z" "$stage/usr/share/zoneinfo/$z"; done
 fi
 
+# The zygote suite (bench/zygote, which dlopen()s the libraries of
+# bench/zygote-libs.txt): the libraries, each with what it needs, at the
+# paths where the host's loader finds them, so that the guest's ld.so
+# finds them by name (it has no ld.so.cache, and searches the multiarch
+# directory first) and never loads one twice from two paths; and the libs
+# of the dynamic bench/zygote itself. scripts/deps.sh installs the
+# packages. Only with WITH_ZYGOTE=1 (scripts/bench.sh): ~200 MiB more.
+if [ "${WITH_ZYGOTE:-0}" = 1 ]; then
+	[ -x "$BUILD/bench/zygote" ] || die "no $BUILD/bench/zygote: make -C bench OUT=$BUILD/bench"
+	copy_libs "$BUILD/bench/zygote"
+	# shellcheck disable=SC2013 # one name a line
+	for so in $(awk '!/^#/ && NF { print $2 }' "$ROOT/bench/zygote-libs.txt"); do
+		lib=
+		for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu; do
+			[ -e "$d/$so" ] && lib=$d/$so && break
+		done
+		[ -n "$lib" ] || die "$so (bench/zygote-libs.txt) not found: run WITH_ZYGOTE=1 scripts/deps.sh"
+		mkdir -p "$stage${lib%/*}"
+		cp -Ln "$lib" "$stage$lib"
+		copy_libs "$lib"
+	done
+fi
+
 cp "$ROOT/tests/guest/init" "$stage/init"
 cp "$ROOT/tests/guest/run-plan.sh" "$ROOT/tests/guest/suite.sh" \
 	"$ROOT/tests/guest/run-bench.sh" "$ROOT/tests/guest/hugepages" "$stage/usr/local/bin/"

@@ -66,6 +66,20 @@ if grep -q '^pgbench	' "$tsv"; then cat <<'EOF2'
   process maps all the pool with full tables, which ptshare attaches.
 EOF2
 fi
+if grep -q '^zygote	' "$tsv"; then cat <<'EOF2'
+- zygote: a dynamically linked parent dlopen()s about 200 MiB of Debian's
+  libraries (bench/zygote-libs.txt: LLVM 15, ICU data, Z3, x265, Python,
+  OpenSSL's libcrypto...), reads every page of its file mappings, then
+  forks children that read them again without exec. file_tables_whole is
+  how many of the file_tables (2 MiB ranges the mappings touch) one VMA
+  covers: only those can be shared at fork. child_pte_kb sums the
+  children's VmPTE, which counts a shared table in every sharer;
+  pt_alive_kb is the rise of nr_page_table_pages with all children alive,
+  the memory their tables really take. fork_shared_private_file is the
+  delta of ptshare's counter over all the forks. subshell: bash runs
+  x=$(echo hi) n times (fork without exec); child_minflt is its cminflt.
+EOF2
+fi
 if grep -q '^redis	' "$tsv"; then cat <<'EOF2'
 - redis: DEBUG POPULATE fills the dataset, then BGSAVE to tmpfs while
   redis-benchmark (SET, GET) runs; fork_us is redis's latest_fork_usec,
@@ -125,6 +139,15 @@ page-table pages, 10 children alive|pt-memory|children=10,|pt_alive_pages
 1000 readers of a 1 GiB ext4 file, each maps it: their minor faults|shm-readers|size_mib=1024,children=1000,mapping=own,backing=file|child_minflt
 10 readers of 256 MiB shmem, each maps it: page tables alive, kB|shm-readers|size_mib=256,children=10,mapping=own$|pt_alive_kb
 10 readers of 256 MiB shmem, each maps it: their minor faults|shm-readers|size_mib=256,children=10,mapping=own$|child_minflt
+zygote, 100 children read 200 MiB of libraries: page tables alive, kB|zygote|children=100,|pt_alive_kb
+zygote, 100 children: their VmPTE sum, kB|zygote|children=100,|child_pte_kb
+zygote, 100 children: their minor faults|zygote|children=100,|child_minflt
+zygote, 100 children: until all read, us|zygote|children=100,|children_us
+zygote, 10 children: page tables alive, kB|zygote|children=10,|pt_alive_kb
+zygote, 10 children: their minor faults|zygote|children=10,|child_minflt
+zygote, 10 children: until all read, us|zygote|children=10,|children_us
+bash $(...) subshells: their minor faults|zygote|^n=|child_minflt
+bash $(...) subshell, us each|zygote|^n=|subshell_us
 AIM9 fork_test, ops/s|aim9|mode=fork|fork_test
 AIM9 exec_test, ops/s|aim9|mode=exec|exec_test
 patch-scripts push 80 patches, ms|patch-scripts|patches=|push_ms_median

@@ -12,12 +12,14 @@ if [ "$quick" = 1 ]; then
 	ps_reps=2; redis_sizes="256"; redis_reps=3; redis_req=10000
 	shm_size=256; shm_readers="10"
 	pg_scale=16; pg_tx=50; pg_conn=2
+	zyg_children=10; subshells=1000
 else
 	sizes="0 16 64 256 1024 4096 8192"; thps="never always"; reps=10; secs=5
 	pcts="0 1 10 50 100"; cs_size=1024; pt_size=1024; pt_children="1 10 100"
 	ps_reps=5; redis_sizes="1024 4096"; redis_reps=3; redis_req=20000
 	shm_size=1024; shm_readers="10 100 1000"
 	pg_scale=64; pg_tx=100; pg_conn=3
+	zyg_children=100; subshells=2000
 fi
 
 run() {
@@ -141,3 +143,31 @@ if [ -x /usr/lib/postgresql/15/bin/postgres ]; then
 	done
 	[ -z "$old" ] || echo "$old" >"$knob"
 fi
+
+# Zygote: a parent preloads the libraries of zygote-libs.txt (about 200
+# MiB mapped), reads every page of its file mappings, and forks children
+# that read them again without exec, as Android's zygote and preforking
+# servers do; then bash's $(...) subshells, the small end of it. On
+# ptshare kernels (every mode but 0) fork shares the tables of private
+# file mappings, those whose 2 MiB lie in one VMA (patch 35): the big
+# libraries' text and rodata, not the small ones. Last, so that the
+# suites before it run as they did before it was added.
+zlibs=$(awk '!/^#/ && NF { print $2 }' $B/zygote-libs.txt) zmiss=
+for so in $zlibs; do
+	[ -e "/lib/x86_64-linux-gnu/$so" ] || [ -e "/usr/lib/x86_64-linux-gnu/$so" ] ||
+		zmiss="$zmiss $so"
+done
+cat /proc/vmstat >/tmp/vmstat.start
+if [ -n "$zmiss" ]; then
+	echo "# zygote: skipped, no$zmiss (mkrootfs.sh WITH_ZYGOTE=1)" >&2
+else
+	# shellcheck disable=SC2086 # the list of libraries
+	run zygote $B/zygote -n "$zyg_children" $zlibs
+fi
+# Bash without ASLR, as bench/zygote runs itself: where its mappings fall
+# against 2 MiB boundaries moved its faults by a few percent between boots.
+aslr=/proc/sys/kernel/randomize_va_space old_aslr=$(cat $aslr)
+echo 0 >$aslr
+run zygote bash $B/subshell.sh -n "$subshells"
+echo "$old_aslr" >$aslr
+vm_rows zygote
