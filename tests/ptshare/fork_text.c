@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fork_text: the PTE tables of private file mappings (program text, data
- * of executables and libraries) shared at fork (vm.pt_share=2).
+ * of executables and libraries) shared at fork (vm.pt_share=2, and
+ * vm.pt_share_shared=1 for the tables fork would not copy).
  *
  * For a file on tmpfs and one on ext4 (/scratch, if the guest has it),
  * a parent maps 8 MiB of it MAP_PRIVATE at a PTE table boundary, twice:
@@ -28,6 +29,9 @@
  *      vanilla);
  *   6. both RSS agree with their tables at the end; and after the fork,
  *      /proc/PID/maps of the child listed the same VMAs as the parent's.
+ * Last, with vm.pt_share_shared=0, fork shares the tables of "data" but
+ * not those of "text", which it would not copy: the child then maps no
+ * page of the text until it touches it, as on vanilla.
  * On a kernel without ptshare every case still runs, and only the checks
  * that need sharing are skipped.
  */
@@ -43,6 +47,7 @@
 #define NPAGES		(SIZE / PTS_PAGE)
 #define HOLE		5
 #define PROT_PAGE	6
+#define SHARED_KNOB	"/proc/sys/vm/pt_share_shared"
 
 enum kind { K_TEXT, K_DATA, NR_KINDS };
 static const char *const kind_name[] = { "text", "data" };
@@ -417,12 +422,88 @@ reap:
 	unlink(path);
 }
 
+/*
+ * With vm.pt_share_shared=0, a fork shares only the tables it would copy:
+ * those of "data", not those of "text", which the child faults in.
+ */
+static void test_knob_off(void)
+{
+	static const char *const why = "no private file sharing";
+	long before, shared[NR_KINDS], present[NR_KINDS];
+	char path[128];
+	int fd, st, pipefd[2];
+	char *p[NR_KINDS];
+	pid_t pid;
+
+	p[K_TEXT] = p[K_DATA] = NULL;
+	fd = make_file("/tmp", path, sizeof(path));
+	if (fd < 0 || pipe(pipefd)) {
+		tap_result(0, "knob off: make the file (%s)", strerror(errno));
+		goto out;
+	}
+	/* One fork per kind, data mapped only for the second one. */
+	for (int k = 0; k < NR_KINDS; k++) {
+		p[k] = map_private(fd, k == K_TEXT ? PROT_READ | PROT_EXEC :
+					  PROT_READ | PROT_WRITE);
+		if (!p[k]) {
+			tap_result(0, "knob off: map %s (%s)", kind_name[k],
+				   strerror(errno));
+			goto out;
+		}
+		if (k == K_DATA)
+			p[k][0] = 1;
+		for (unsigned long i = 0; i < NPAGES; i++)
+			(void)*(volatile char *)(p[k] + i * PTS_PAGE);
+		before = pts_vmstat("ptshare_fork_shared_private_file");
+		pid = fork();
+		if (!pid) {
+			long n = pts_pagemap_count(p[k], NPAGES, 63);
+
+			_exit(write(pipefd[1], &n, sizeof(n)) == sizeof(n) ?
+			      0 : 1);
+		}
+		shared[k] = pts_vmstat("ptshare_fork_shared_private_file") -
+			    before;
+		if (read(pipefd[0], &present[k], sizeof(present[k])) !=
+		    sizeof(present[k]))
+			present[k] = -1;
+		waitpid(pid, &st, 0);
+	}
+	if (sharing) {
+		tap_result(shared[K_DATA] >= 4,
+			   "knob off: fork shares the tables of data (%ld)",
+			   shared[K_DATA]);
+		tap_result(shared[K_TEXT] == 0,
+			   "knob off: fork does not share the tables of text (%ld)",
+			   shared[K_TEXT]);
+	} else {
+		tap_skip(why, "knob off: fork shares the tables of data");
+		tap_skip(why, "knob off: fork does not share the tables of text");
+	}
+	tap_result(present[K_DATA] == (long)NPAGES,
+		   "knob off: the child maps every page of data (%ld)",
+		   present[K_DATA]);
+	tap_result(present[K_TEXT] == 0,
+		   "knob off: the child maps no page of text before it touches one (%ld)",
+		   present[K_TEXT]);
+out:
+	for (int k = 0; k < NR_KINDS; k++)
+		if (p[k])
+			munmap(p[k], SIZE);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
+	long saved = pts_read_long(SHARED_KNOB);
 	struct stat root, scratch;
 
-	sharing = pts_force_sharing() &&
-		  pts_vmstat("ptshare_fork_shared_private_file") >= 0;
+	sharing = pts_force_sharing() && saved >= 0 &&
+		  pts_vmstat("ptshare_fork_shared_private_file") >= 0 &&
+		  pts_write_long(SHARED_KNOB, 1) == 0;
 	for (int k = 0; k < NR_KINDS; k++)
 		test_kind("/tmp", k);
 	if (!stat("/", &root) && !stat("/scratch", &scratch) &&
@@ -432,5 +513,10 @@ int main(void)
 	} else {
 		tap_skip("no /scratch file system", "ext4 files");
 	}
+	if (sharing)
+		pts_write_long(SHARED_KNOB, 0);
+	test_knob_off();
+	if (saved >= 0)
+		pts_write_long(SHARED_KNOB, saved);
 	return tap_finish();
 }
