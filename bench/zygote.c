@@ -60,10 +60,52 @@ struct maps {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: zygote [-n CHILDREN] [-h] LIBRARY...\n"
+"usage: zygote [-n CHILDREN] [-t] [-h] LIBRARY...\n"
 "  -n  number of children that read what they inherited (default 100)\n"
+"  -t  on ptshare kernels, set vm.pt_share_shared=1 for the run, so that\n"
+"      fork shares the tables of text too (those it would not copy)\n"
 "  -h  this help\n"
 "LIBRARY: a name or path for dlopen(), e.g. libLLVM-15.so.1\n");
+}
+
+#define SHARED_KNOB "/proc/sys/vm/pt_share_shared"
+
+/*
+ * With -t, share text tables at fork too (vm.pt_share_shared=1): by
+ * default fork shares only the tables it would copy, those with
+ * anonymous pages (data, relocations). Returns the knob's old value, or
+ * -1 if there is no knob (vanilla) or nothing to set.
+ */
+static long set_text_sharing(int text)
+{
+	FILE *f;
+	long old;
+
+	if (!text)
+		return -1;
+	f = fopen(SHARED_KNOB, "r+");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &old) != 1 || old >= 1) {
+		fclose(f);
+		return -1;
+	}
+	rewind(f);
+	fprintf(f, "1\n");
+	if (fclose(f))
+		bench_die_errno("write %s", SHARED_KNOB);
+	return old;
+}
+
+static void restore_text_sharing(long old)
+{
+	FILE *f;
+
+	if (old < 0)
+		return;
+	f = fopen(SHARED_KNOB, "w");
+	if (!f || fprintf(f, "%ld\n", old) < 0 || fclose(f))
+		bench_die_errno("restore %s", SHARED_KNOB);
 }
 
 /* Re-execute without ASLR, once; if that fails, run randomised. */
@@ -227,6 +269,8 @@ int main(int argc, char **argv)
 	long faults, total_faults = 0, pte_kb = 0, pt_before, pt_alive;
 	long shared0, shared_pf0;
 	unsigned long children = 100;
+	long old_knob;
+	int text = 0;
 	struct maps m = { 0 };
 	int done[2], rel[2], c;
 	uint64_t t0;
@@ -235,9 +279,11 @@ int main(int argc, char **argv)
 	bench_init("zygote");
 	no_aslr(argv);
 	/* Not bench_getopt(): that one refuses operands, the libraries. */
-	while ((c = getopt(argc, argv, "+n:h")) != -1) {
+	while ((c = getopt(argc, argv, "+n:th")) != -1) {
 		if (c == 'n') {
 			children = bench_parse_ulong(optarg, c, 1, 100000);
+		} else if (c == 't') {
+			text = 1;
 		} else {
 			usage(c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
@@ -251,6 +297,8 @@ int main(int argc, char **argv)
 	}
 	bench_param("children=%lu", children);
 	bench_param("libs=%d", argc);
+	bench_param("text=%d", text);
+	old_knob = set_text_sharing(text);
 
 	preload(argc, argv);
 	read_maps(&m);
@@ -298,5 +346,6 @@ int main(int argc, char **argv)
 	bench_result("pt_alive_kb", (pt_alive - pt_before) *
 		     (sysconf(_SC_PAGESIZE) / 1024), "kB", 1);
 	bench_result("child_minflt", total_faults, "faults", 1);
+	restore_text_sharing(old_knob);
 	return 0;
 }

@@ -150,7 +150,8 @@ fi
 # servers do; then bash's $(...) subshells, the small end of it. On
 # ptshare kernels (every mode but 0) fork shares the tables of private
 # file mappings, those whose 2 MiB lie in one VMA (patch 35): the big
-# libraries' text and rodata, not the small ones. Last, so that the
+# libraries' data, and with -t (vm.pt_share_shared=1) their text and
+# rodata; not the small libraries. Last, so that the
 # suites before it run as they did before it was added.
 zlibs=$(awk '!/^#/ && NF { print $2 }' $B/zygote-libs.txt) zmiss=
 for so in $zlibs; do
@@ -163,6 +164,10 @@ if [ -n "$zmiss" ]; then
 else
 	# shellcheck disable=SC2086 # the list of libraries
 	run zygote $B/zygote -n "$zyg_children" $zlibs
+	# With -t, ptshare kernels share the tables of text too
+	# (vm.pt_share_shared=1), not only those fork would copy.
+	# shellcheck disable=SC2086 # the list of libraries
+	run zygote $B/zygote -n "$zyg_children" -t $zlibs
 fi
 # Bash without ASLR, as bench/zygote runs itself: where its mappings fall
 # against 2 MiB boundaries moved its faults by a few percent between boots.
