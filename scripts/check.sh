@@ -20,7 +20,7 @@ set -eu
 flavour=${FLAVOUR:-ptshare}
 # The project's own tests and the selftests closest to ptshare: COW, GUP,
 # mremap, KSM, THP, soft-dirty, mlock, userfaultfd (DEBUG_ONLY to change).
-slice=${DEBUG_ONLY-fork_cow fork_ops fork_mm fork_gup fork_threads fork_exec fork_stats fork_prctl fork_hwpoison cow_attacks fork_review fork_shared attach_shared shared_events attach_punch observe fuzz fuzz-fail cow gup_longterm gup_test-u gup_test-a mremap_test mremap_dontunmap ksm_functional_tests madv_populate mkdirty soft-dirty mlock2-tests uffd-stress-anon pagemap_ioctl khugepaged transhuge-stress}
+slice=${DEBUG_ONLY-fork_cow fork_ops fork_mm fork_gup fork_threads fork_exec fork_stats fork_prctl fork_hwpoison cow_attacks fork_review fork_shared fork_text fork_uprobe attach_shared shared_events attach_punch observe fuzz fuzz-fail cow gup_longterm gup_test-u gup_test-a mremap_test mremap_dontunmap ksm_functional_tests madv_populate mkdirty soft-dirty mlock2-tests uffd-stress-anon pagemap_ioctl khugepaged transhuge-stress}
 budget=${DEBUG_BUDGET:-45}
 case "$budget" in *[!0-9]*|'') die "DEBUG_BUDGET takes minutes" ;; esac
 

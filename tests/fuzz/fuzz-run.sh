@@ -4,9 +4,11 @@
 # "not ok N seed-S" per seed (with the fuzzer's report as "#" lines on a
 # failure), then "1..COUNT", and as the last line
 #   fuzz: S seeds, O ops, P processes, V violations
-# With -S, two first cases check that the fuzzer does report a difference:
-# it corrupts one shadow value (fuzz -X), and in a group of unrelated
-# processes one page (fuzz -u -Y), and must see a violation each time.
+# With -S, three first cases check that the fuzzer does report a
+# difference: it corrupts one shadow value of private anonymous memory
+# (fuzz -X) and one of a private file mapping (fuzz -Z), and in a group of
+# unrelated processes one page (fuzz -u -Y), and must see a violation each
+# time.
 # With -u, every operation of a seed's first process is a group of
 # unrelated processes racing on one file (fuzz -u).
 # With -F PCT, PCT percent of the unshare allocations fail while the seeds
@@ -38,6 +40,11 @@ bin=$(dirname "$0")/fuzz
 counters() {
 	awk '/^ptshare_(fork_shared|unshare_copy|unshare_reuse|zap_drop|attach|fill) / { printf "%s ", $2 }' /proc/vmstat
 }
+# Of the tables shared at fork, those of private file mappings (patch 35;
+# absent before it).
+pf_counter() {
+	awk '/^ptshare_fork_shared_private_file / { print $2 }' /proc/vmstat
+}
 
 # Fault injection into the unshare allocation (-F).
 fi_dir=/sys/kernel/debug/fail_ptshare
@@ -61,6 +68,7 @@ if [ -n "$failpct" ]; then
 fi
 
 i=0 tops=0 tprocs=0 tviol=0 failed=0 tshared=0 tattach=0 tfill=0 tgroups=0 tbus=0 n=0
+tpfmaps=0 tpokes=0 tpwrites=0 tpfpunch=0 tpftrunc=0 tpfbus=0 tpfshared=0
 # Self-check NAME: the fuzzer run with ARGS must report a VIOLATION line
 # matching WHAT, after its log says SELF-TEST.
 selfcheck_case() { # NAME WHAT ARGS...
@@ -81,6 +89,7 @@ selfcheck_case() { # NAME WHAT ARGS...
 }
 if [ -n "$selfcheck" ]; then
 	selfcheck_case selfcheck-detects-corruption 'want' -s "$seed0" -n 60 -X 20
+	selfcheck_case pfile-selfcheck-detects-corruption 'want' -s "$seed0" -n 60 -Z 20
 	selfcheck_case unrelated-selfcheck-detects-corruption 'no value written to this page' \
 		-s "$seed0" -n 1 -u -Y
 fi
@@ -91,11 +100,13 @@ while [ "$i" -lt "$count" ]; do
 	out=/tmp/fuzz-seed-$s.out
 	start=$(date +%s)
 	before=$(counters)
+	pfbefore=$(pf_counter)
 	# shellcheck disable=SC2086
 	"$bin" -s "$s" -n "$ops" $extra >"$out" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
 	after=$(counters)
+	pfafter=$(pf_counter)
 	pts=
 	if [ -n "$after" ]; then
 		# shellcheck disable=SC2086
@@ -103,8 +114,12 @@ while [ "$i" -lt "$count" ]; do
 		pts=" shared=$(($7 - $1)) unshare_copy=$(($8 - $2)) unshare_reuse=$(($9 - $3)) zap_drop=$((${10} - $4)) attach=$((${11} - $5)) fill=$((${12} - $6))"
 		tshared=$((tshared + $7 - $1)) tattach=$((tattach + ${11} - $5)) tfill=$((tfill + ${12} - $6))
 	fi
+	if [ -n "$pfafter" ]; then
+		pts="$pts shared_private_file=$((pfafter - pfbefore))"
+		tpfshared=$((tpfshared + pfafter - pfbefore))
+	fi
 	last=$(tail -n 1 "$out")
-	g=0 b=0
+	g=0 b=0 pfm=0 pk=0 pw=0 ph=0 pt=0 pb=0
 	case "$last" in
 	"fuzz: seed="*)
 		o=${last#* ops=}; o=${o%% *}
@@ -112,12 +127,20 @@ while [ "$i" -lt "$count" ]; do
 		v=${last#* violations=}; v=${v%% *}
 		g=${last#* groups=}; g=${g%% *}
 		b=${last#* sigbus=}; b=${b%% *}
+		pfm=${last#* pfile=}; pfm=${pfm%% *}
+		pk=${last#* pokes=}; pk=${pk%% *}
+		pw=${last#* pwrites=}; pw=${pw%% *}
+		ph=${last#* pfpunches=}; ph=${ph%% *}
+		pt=${last#* pftruncs=}; pt=${pt%% *}
+		pb=${last#* pfbus=}; pb=${pb%% *}
 		;;
 	*)	# killed, or crashed before its last line
 		o=0 p=0 v=1 ;;
 	esac
 	tops=$((tops + o)) tprocs=$((tprocs + p)) tviol=$((tviol + v))
 	tgroups=$((tgroups + g)) tbus=$((tbus + b))
+	tpfmaps=$((tpfmaps + pfm)) tpokes=$((tpokes + pk)) tpwrites=$((tpwrites + pw))
+	tpfpunch=$((tpfpunch + ph)) tpftrunc=$((tpftrunc + pt)) tpfbus=$((tpfbus + pb))
 	if [ "$rc" = 0 ] && [ "$v" = 0 ]; then
 		echo "ok $((n + i)) seed-$s"
 	else
@@ -125,7 +148,7 @@ while [ "$i" -lt "$count" ]; do
 		echo "not ok $((n + i)) seed-$s"
 		grep -v '^fuzz: ' "$out" | head -120 | sed 's/^\([^#]\)/# \1/'
 	fi
-	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs groups=$g sigbus=$b$pts"
+	echo "# seed $s: ops=$o procs=$p violations=$v rc=$rc secs=$secs groups=$g sigbus=$b pfile=$pfm pokes=$pk pwrites=$pw pfpunches=$ph pftruncs=$pt pfbus=$pb$pts"
 	rm -f "$out"
 done
 extra_cases=0
@@ -160,5 +183,8 @@ fi
 echo "1..$((n + count + extra_cases))"
 [ -z "$(counters)" ] || echo "# PTE tables shared at fork: $tshared; attached by unrelated processes: $tattach, holes filled: $tfill"
 echo "# groups of unrelated processes: $tgroups, SIGBUS beyond EOF caught: $tbus"
+echo "# private file regions (ptext, pdata): $tpfmaps mapped, $tpokes pages written through /proc/self/mem," \
+	"$tpwrites pwrites, $tpfpunch punches, $tpftrunc truncations, SIGBUS beyond EOF caught:" \
+	"$tpfbus${pfafter:+; their PTE tables shared at fork: $tpfshared}"
 echo "fuzz: $count seeds, $tops ops, $tprocs processes, $tviol violations"
 [ "$failed" = 0 ]

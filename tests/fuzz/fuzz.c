@@ -14,6 +14,18 @@
  * hole punching, mprotect, mremap and munmap against reads and writes of
  * one memfd, regular file or SysV segment: unrelated.c.
  *
+ * Regions of two more kinds map a second pair of files privately, one on
+ * /tmp (tmpfs) and one on /scratch (ext4, when mounted; else /tmp too),
+ * as an executable's text (ptext: PROT_READ|PROT_EXEC, written only
+ * through /proc/self/mem) and its data (pdata: PROT_READ|PROT_WRITE,
+ * copy-on-write), mostly at PTE table boundaries, so that fork shares
+ * their tables. Their own operation (op_pfile()) writes pages through
+ * /proc/self/mem (FOLL_FORCE, also into read-only ones), and changes the
+ * file under the mappings of the whole fork family: pwrite() (by this
+ * process or a helper child), fallocate(PUNCH_HOLE) and truncation to a
+ * smaller size (accesses beyond the end must raise SIGBUS, in this
+ * process and in a child forked meanwhile) and back.
+ *
  * Every process keeps a shadow of what each page must contain: a page is
  * two halves of 256 words, and a half written with value v holds
  * pat(v, word) in each word (v = 0: zeros). Private pages are copied at
@@ -24,7 +36,13 @@
  * follow an object shadow that lives in shared memory, like the object.
  * While a process has a child running concurrently (or is such a child)
  * nobody in its family writes shared memory, so what every process sees
- * stays deterministic.
+ * stays deterministic. The same holds for the pwrite, punch and truncate
+ * of ptext and pdata files: while one runs, every other process of the
+ * family waits in waitpid(). A hole punch zeroes the pages that follow
+ * the file and keeps the private copies; a truncation drops the private
+ * copies beyond the new end too (even_cows), in every process that maps
+ * them: each truncation is logged in shared memory, and a process that
+ * waited applies it to its shadow when it runs again (pf_catch_up()).
  *
  * Each operation is checked on the range it touched, and every SWEEP
  * operations all regions are swept. A difference is a violation: it is
@@ -32,7 +50,7 @@
  * and the tail of the operation log, and the exit status is 1. The same
  * seed replays the same sequence of operations.
  *
- * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR] [-F DIR] [-u] [-Y]
+ * Usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-Z OP] [-D DIR] [-F DIR] [-u] [-Y]
  *   -n  operations of the first process (default 200); children run 5-34
  *   -d  deepest fork level (default 3)
  *   -v  print every operation
@@ -42,6 +60,8 @@
  *       attached by the processes that map the same file range)
  *   -X  self-test: corrupt one shadow value after op OP of the first process
  *       and expect the check to report it
+ *   -Z  the same for a page of a ptext or pdata region (one is mapped
+ *       for it if there is none)
  *   -D  tmpfs directory for the shared file (default /dev/shm)
  *   -F  directory of the regular file of the unrelated groups (default
  *       /scratch if it is ext4, else the -D directory)
@@ -50,14 +70,18 @@
  *   -Y  self-test: in the first group, a worker stores a value of another
  *       page into one of its pages, which the group must report
  * Last line: "fuzz: seed=S ops=O procs=P violations=V groups=G sigbus=B
- * punches=H truncs=T": the ops and processes of the groups count too; B
- * SIGBUS that the groups' accesses met (beyond EOF), H and T their hole
- * punches and truncations.
+ * punches=H truncs=T pfile=M pokes=K pwrites=W pfpunches=H2 pftruncs=T2
+ * pfbus=B2": the ops and processes of the groups count too; B SIGBUS
+ * that the groups' accesses met (beyond EOF), H and T their hole punches
+ * and truncations; M ptext and pdata regions mapped, K pages written
+ * through /proc/self/mem, W pwrite()s, H2 and T2 hole punches and
+ * truncations of their files, B2 SIGBUS met beyond their end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -66,6 +90,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../ptshare/pts.h"
@@ -88,9 +113,15 @@
 #define NREG_MAX	10		/* regions alive at once */
 #define FILE_PAGES	8192UL		/* the tmpfs file: 32 MiB */
 #define SWEEP		25
+#define PF_NF		2		/* ptext/pdata files: /tmp, /scratch */
+#define PF_PAGES	4096UL		/* 16 MiB each */
+#define PF_TRUNCS	1024		/* truncations logged per seed */
+#define PF_EXT4_MAGIC	0xEF53
+#define RX		(PROT_READ | PROT_EXEC)
+#define RW		(PROT_READ | PROT_WRITE)
 
-enum { R_ANON, R_SHANON, R_FPRIV, R_FSHARED };
-static const char *const tname[] = { "anon", "shanon", "fpriv", "fshared" };
+enum { R_ANON, R_SHANON, R_FPRIV, R_FSHARED, R_PTEXT, R_PDATA };
+static const char *const tname[] = { "anon", "shanon", "fpriv", "fshared", "ptext", "pdata" };
 enum { P_VAL, P_OBJ };		/* page state: own value, or follows the object */
 
 struct pg {
@@ -106,6 +137,7 @@ struct opg {
 
 struct region {
 	int used, type, wipe, dontfork, thp;
+	int pf, prot0;		/* ptext/pdata: file; protection at mmap */
 	unsigned long off, n;	/* first page within the slot, pages */
 	struct opg *obj;	/* object shadow (file or shared anon object) */
 	unsigned long objoff;	/* first object page of the region */
@@ -129,6 +161,25 @@ static int selftest_late;
 struct proc P;
 int unrelated_only;
 static int unrelated_selftest;
+
+/*
+ * The files of the ptext and pdata regions, their shadows and the log of
+ * their truncations, in shared memory: each entry drops the private
+ * copies beyond size in every process that maps file f.
+ */
+struct pfshared {
+	struct opg sh[PF_NF][PF_PAGES];
+	unsigned long ntrunc;
+	struct { int f; unsigned long size; } trunc[PF_TRUNCS];
+};
+static struct pfshared *pfs;
+static int pf_fd[PF_NF];
+static char pf_path[PF_NF][128];
+static unsigned long pf_seen;	/* truncations applied to this shadow */
+static int selftest_pf;		/* -Z: corrupt a ptext/pdata page */
+static int mmap_force = -1;	/* the type of the next op_mmap(), or -1 */
+static sigjmp_buf bus_jmp;	/* a SIGBUS expected by bus_probe() */
+static volatile sig_atomic_t bus_armed;
 
 uint64_t rnd64(void)
 {
@@ -162,6 +213,24 @@ static inline char *addr(struct region *r, unsigned long i)
 static inline int shared(struct region *r)
 {
 	return r->type == R_SHANON || r->type == R_FSHARED;
+}
+
+/* ptext or pdata: a private mapping of one of the pf files. */
+static inline int pfile(struct region *r)
+{
+	return r->type == R_PTEXT || r->type == R_PDATA;
+}
+
+/* A private file mapping: its pages follow the file until written. */
+static inline int fpriv(struct region *r)
+{
+	return r->type == R_FPRIV || pfile(r);
+}
+
+/* Pages of the object that r maps (file regions). */
+static inline unsigned long obj_pages(struct region *r)
+{
+	return pfile(r) ? PF_PAGES : FILE_PAGES;
 }
 
 void out(const char *buf, size_t n)
@@ -200,9 +269,10 @@ static void fin_line(void)
 	int n;
 
 	n = snprintf(buf, sizeof(buf),
-		     "fuzz: seed=%llu ops=%ld procs=%ld violations=%ld groups=%ld sigbus=%ld punches=%ld truncs=%ld\n",
+		     "fuzz: seed=%llu ops=%ld procs=%ld violations=%ld groups=%ld sigbus=%ld punches=%ld truncs=%ld pfile=%ld pokes=%ld pwrites=%ld pfpunches=%ld pftruncs=%ld pfbus=%ld\n",
 		     (unsigned long long)P.seed, st->ops, st->procs, st->viol, st->groups,
-		     st->sigbus, st->punches, st->truncs);
+		     st->sigbus, st->punches, st->truncs, st->pfmaps, st->pfpokes,
+		     st->pfwrites, st->pfpunches, st->pftruncs, st->pfbus);
 	out(buf, n);
 }
 
@@ -243,6 +313,10 @@ void die(const char *what)
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	if (sig == SIGBUS && bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
 	violation("unexpected signal %d (%s) at %p", sig, strsignal(sig), si->si_addr);
 	if (P.depth == 0)
 		fin_line();
@@ -358,12 +432,14 @@ static void sweep(int full)
 	}
 }
 
-/* Write page i: mode 0 whole page, 1 low half, 2 high half. */
-static void write_page(struct region *r, unsigned long i, int mode, uint64_t v)
+/*
+ * The shadow of a write of v into page i: mode 0 whole page, 1 low half,
+ * 2 high half. Returns the mode to write: a whole page where the page's
+ * data was not definite.
+ */
+static int shadow_write(struct region *r, unsigned long i, int mode, uint64_t v)
 {
-	uint64_t *w = (uint64_t *)addr(r, i);
 	struct pg *p = &r->pg[i];
-	int k, from = mode == 2 ? HALFW : 0, to = mode == 1 ? HALFW : WORDS;
 
 	if (shared(r)) {
 		struct opg *o = &r->obj[r->objoff + i];
@@ -381,8 +457,6 @@ static void write_page(struct region *r, unsigned long i, int mode, uint64_t v)
 		}
 		if (p->mz) {
 			/* Data or zeros: make it definite. */
-			from = 0;
-			to = WORDS;
 			mode = 0;
 			p->mz = 0;
 		}
@@ -391,13 +465,26 @@ static void write_page(struct region *r, unsigned long i, int mode, uint64_t v)
 		if (mode != 1)
 			p->hi = v;
 	}
+	return mode;
+}
+
+/* Write page i: mode 0 whole page, 1 low half, 2 high half. */
+static void write_page(struct region *r, unsigned long i, int mode, uint64_t v)
+{
+	uint64_t *w = (uint64_t *)addr(r, i);
+	int k, from, to;
+
+	mode = shadow_write(r, i, mode, v);
+	from = mode == 2 ? HALFW : 0;
+	to = mode == 1 ? HALFW : WORDS;
 	for (k = from; k < to; k++)
 		w[k] = pat(v, k);
 }
 
+/* Written by plain stores: not text, and not shared memory while frozen. */
 static int writable(struct region *r)
 {
-	return r->used && !(shared(r) && frozen());
+	return r->used && r->type != R_PTEXT && !(shared(r) && frozen());
 }
 
 /* A random used region (writable ones only if w), or NULL. */
@@ -460,7 +547,7 @@ static void init_pages(struct region *r, unsigned long a, unsigned long b)
 		r->pg[i].st = r->type == R_ANON ? P_VAL : P_OBJ;
 		r->pg[i].lo = r->pg[i].hi = 0;
 		r->pg[i].mz = 0;
-		r->pg[i].prot = PROT_READ | PROT_WRITE;
+		r->pg[i].prot = r->prot0;
 	}
 }
 
@@ -517,8 +604,8 @@ static void op_read(void)
 static void op_mmap(void)
 {
 	static const int thp_adv[] = { 0, MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_NOHUGEPAGE };
-	int s = free_slot(), type, flags, x;
-	unsigned long n, off, objoff = 0;
+	int s = free_slot(), type, flags, x, pf = 0, fd = datafd;
+	unsigned long n, off, objoff = 0, objn = FILE_PAGES;
 	struct region *r;
 	void *p;
 
@@ -526,7 +613,10 @@ static void op_mmap(void)
 		return op_write();
 	r = &reg[s];
 	x = rnd(100);
-	type = x < 50 ? R_ANON : x < 65 ? R_SHANON : x < 82 ? R_FPRIV : R_FSHARED;
+	type = x < 42 ? R_ANON : x < 55 ? R_SHANON : x < 69 ? R_FPRIV : x < 82 ? R_FSHARED :
+	       x < 91 ? R_PTEXT : R_PDATA;
+	if (mmap_force >= 0)
+		type = mmap_force;
 	x = rnd(100);
 	if (x < 15)
 		n = 1 + rnd(16);
@@ -535,21 +625,33 @@ static void op_mmap(void)
 	else
 		n = 1 + rnd(2 * PMD_PAGES);
 	off = rnd(100) < 70 ? 0 : rnd(PMD_PAGES);
-	if (type == R_FPRIV || type == R_FSHARED)
-		objoff = rnd(100) < 70 ? PMD_PAGES * rnd((FILE_PAGES - n) / PMD_PAGES)
-				       : rnd(FILE_PAGES - n);
+	if (type == R_PTEXT || type == R_PDATA) {
+		/* Mostly whole tables: the ones fork shares. */
+		pf = rnd(PF_NF);
+		fd = pf_fd[pf];
+		objn = PF_PAGES;
+		if (rnd(100) < 80)
+			off = 0;
+	}
+	if (type >= R_FPRIV)
+		objoff = rnd(100) < 70 ? PMD_PAGES * rnd((objn - n) / PMD_PAGES)
+				       : rnd(objn - n);
 	flags = MAP_FIXED | (type == R_SHANON || type == R_FSHARED ? MAP_SHARED : MAP_PRIVATE);
 	if (type == R_ANON || type == R_SHANON)
 		flags |= MAP_ANONYMOUS;
-	if (type != R_FPRIV && rnd(5) == 0)
+	/* Populating a writable private file mapping copies every page. */
+	if (type != R_FPRIV && type != R_PDATA && rnd(5) == 0)
 		flags |= MAP_POPULATE;
 	r->type = type;
 	r->off = off;
 	r->n = n;
-	p = mmap(addr(r, 0), n * PAGE, PROT_READ | PROT_WRITE, flags,
-		 flags & MAP_ANONYMOUS ? -1 : datafd, objoff * PAGE);
-	oplog("mmap r%d %s %lu pages at +%lu objoff %lu%s -> %s", s, tname[type], n, off,
-	      objoff, flags & MAP_POPULATE ? " populate" : "", p == MAP_FAILED ? strerror(errno) : "ok");
+	r->pf = pf;
+	r->prot0 = type == R_PTEXT ? RX : RW;
+	p = mmap(addr(r, 0), n * PAGE, r->prot0, flags,
+		 flags & MAP_ANONYMOUS ? -1 : fd, objoff * PAGE);
+	oplog("mmap r%d %s%s %lu pages at +%lu objoff %lu%s -> %s", s, tname[type],
+	      !pfile(r) ? "" : pf ? " (file 1)" : " (file 0)", n, off, objoff,
+	      flags & MAP_POPULATE ? " populate" : "", p == MAP_FAILED ? strerror(errno) : "ok");
 	if (p == MAP_FAILED) {
 		reserve(s * SLOT_PAGES + off, n);
 		return;
@@ -566,6 +668,9 @@ static void op_mmap(void)
 			die("mmap shadow");
 		r->obj = r->own;
 		r->objoff = 0;
+	} else if (pfile(r)) {
+		r->obj = pfs->sh[pf];
+		__atomic_fetch_add(&st->pfmaps, 1, __ATOMIC_SEQ_CST);
 	} else {
 		r->obj = fileshadow;
 	}
@@ -642,7 +747,8 @@ static unsigned long sync_prot(struct region *r)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%lx-%lx %4s", &s, &e, perm) != 3 || e <= lo || s >= hi)
 			continue;
-		prot = (perm[0] == 'r' ? PROT_READ : 0) | (perm[1] == 'w' ? PROT_WRITE : 0);
+		prot = (perm[0] == 'r' ? PROT_READ : 0) | (perm[1] == 'w' ? PROT_WRITE : 0) |
+		       (perm[2] == 'x' ? PROT_EXEC : 0);
 		for (i = (s > lo ? s : lo); i < (e < hi ? e : hi); i += PAGE) {
 			struct pg *p = &r->pg[(i - lo) / PAGE];
 
@@ -658,6 +764,8 @@ static void op_mprotect(void)
 {
 	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE, PROT_READ | PROT_WRITE,
 				     PROT_NONE, PROT_READ };
+	/* Text is never made writable: only /proc/self/mem writes it. */
+	static const int tprots[] = { PROT_READ, RX, RX, PROT_NONE, PROT_READ };
 	struct region *r = pick(0, -1);
 	unsigned long a, b, i;
 	int prot, rc;
@@ -665,7 +773,7 @@ static void op_mprotect(void)
 	if (!r)
 		return;
 	range(r, &a, &b);
-	prot = prots[rnd(5)];
+	prot = r->type == R_PTEXT ? tprots[rnd(5)] : prots[rnd(5)];
 	rc = mprotect(addr(r, a), (b - a) * PAGE, prot) ? errno : 0;
 	oplog("mprotect r%ld [%lu,%lu) %d -> %d", (long)(r - reg), a, b, prot, -rc);
 	if (rc) {
@@ -713,7 +821,7 @@ static void op_madvise(void)
 	}
 	if (adv == MADV_DONTNEED || adv == MADV_FREE)
 		munlock(addr(r, a), (b - a) * PAGE);	/* would fail on VM_LOCKED */
-	if (adv == MADV_POPULATE_WRITE && r->type == R_FPRIV)
+	if (adv == MADV_POPULATE_WRITE && fpriv(r))
 		for (i = a; i < b; i++)
 			if (r->pg[i].prot != (PROT_READ | PROT_WRITE))
 				return;	/* a partial failure would leave COW copies unknown */
@@ -728,7 +836,7 @@ static void op_madvise(void)
 			if (r->type == R_ANON) {
 				r->pg[i].lo = r->pg[i].hi = 0;
 				r->pg[i].mz = 0;
-			} else if (r->type == R_FPRIV) {
+			} else if (fpriv(r)) {
 				r->pg[i].st = P_OBJ;
 				r->pg[i].mz = 0;
 			}
@@ -741,7 +849,7 @@ static void op_madvise(void)
 		break;
 	case MADV_POPULATE_WRITE:
 		/* Breaks COW: private file pages become private copies. */
-		for (i = a; i < b && r->type == R_FPRIV; i++) {
+		for (i = a; i < b && fpriv(r); i++) {
 			if (r->pg[i].st == P_OBJ) {
 				r->pg[i].lo = r->obj[r->objoff + i].lo;
 				r->pg[i].hi = r->obj[r->objoff + i].hi;
@@ -761,12 +869,12 @@ static void op_madvise(void)
 
 static void op_mlock(void)
 {
-	/* Not on private file mappings: mlock breaks COW of writable ones. */
+	/* Not on writable private file mappings: mlock breaks their COW. */
 	struct region *r = pick(0, R_FPRIV);
 	unsigned long a, b;
 	int how, rc;
 
-	if (!r)
+	if (!r || r->type == R_PDATA)
 		return;
 	range(r, &a, &b);
 	how = rnd(3);
@@ -791,7 +899,7 @@ static int normalize(struct region *r)
 	unsigned long i;
 
 	if (munlock(addr(r, 0), r->n * PAGE) ||
-	    mprotect(addr(r, 0), r->n * PAGE, PROT_READ | PROT_WRITE)) {
+	    mprotect(addr(r, 0), r->n * PAGE, r->prot0)) {
 		int err = errno;
 
 		oplog("mremap r%ld: normalize failed (%s), no mremap", (long)(r - reg),
@@ -803,7 +911,7 @@ static int normalize(struct region *r)
 		return 0;
 	}
 	for (i = 0; i < r->n; i++)
-		r->pg[i].prot = PROT_READ | PROT_WRITE;
+		r->pg[i].prot = r->prot0;
 	return 1;
 }
 
@@ -829,7 +937,7 @@ static void op_mremap(void)
 	if (how == 2) {
 		extra = 1 + (rnd(2) ? rnd(2 * PMD_PAGES) : PMD_PAGES);
 		if (r->off + r->n + extra > SLOT_PAGES || r->n + extra > MAXPG ||
-		    (r->type != R_ANON && r->objoff + r->n + extra > FILE_PAGES))
+		    (r->type != R_ANON && r->objoff + r->n + extra > obj_pages(r)))
 			return;
 		munmap(addr(r, r->n), extra * PAGE);
 		p = mremap(addr(r, 0), r->n * PAGE, (r->n + extra) * PAGE, 0);
@@ -863,7 +971,7 @@ static void op_mremap(void)
 	newn = r->n;
 	if (how == 1) {
 		newn = rnd(2) ? 1 + rnd(r->n) : r->n + 1 + rnd(PMD_PAGES);
-		if (newn > MAXPG || (r->type != R_ANON && r->objoff + newn > FILE_PAGES))
+		if (newn > MAXPG || (r->type != R_ANON && r->objoff + newn > obj_pages(r)))
 			newn = r->n;
 	}
 	noff = rnd(100) < 70 ? 0 : rnd(PMD_PAGES);
@@ -908,6 +1016,375 @@ static void op_mremap(void)
 		r->own = NULL;
 	}
 	check_range(t, 0, t->n, 0);
+}
+
+static int reap(pid_t pid, const char *what);
+static void reap_oldest(void);
+
+/* ---- private mappings of a file: ptext and pdata ---- */
+
+/* Apply the truncations logged since this shadow last looked. */
+static void pf_catch_up(void)
+{
+	unsigned long n = __atomic_load_n(&pfs->ntrunc, __ATOMIC_SEQ_CST);
+	unsigned long i;
+	int s;
+
+	for (; pf_seen < n; pf_seen++) {
+		int f = pfs->trunc[pf_seen].f;
+		unsigned long size = pfs->trunc[pf_seen].size;
+
+		for (s = 0; s < NSLOT; s++) {
+			struct region *r = &reg[s];
+
+			if (!r->used || !pfile(r) || r->pf != f)
+				continue;
+			for (i = 0; i < r->n; i++) {
+				if (r->objoff + i < size)
+					continue;
+				r->pg[i].st = P_OBJ;
+				r->pg[i].mz = 0;
+			}
+		}
+	}
+}
+
+/* A random ptext or pdata region, or NULL. */
+static struct region *pick_pf(void)
+{
+	int s, cand[NSLOT], nc = 0;
+
+	for (s = 0; s < NSLOT; s++)
+		if (reg[s].used && pfile(&reg[s]))
+			cand[nc++] = s;
+	return nc ? &reg[cand[rnd(nc)]] : NULL;
+}
+
+/*
+ * A range [*a, *b) of file *f, at most max pages: mostly pages that a
+ * region maps (r, if there is one), else anywhere.
+ */
+static void pf_range(struct region *r, int *f, unsigned long *a, unsigned long *b,
+		     unsigned long max)
+{
+	if (r && rnd(100) < 80) {
+		range(r, a, b);
+		*f = r->pf;
+		*a += r->objoff;
+		*b += r->objoff;
+	} else {
+		*f = rnd(PF_NF);
+		*a = rnd(PF_PAGES);
+		*b = *a + 1 + rnd(PMD_PAGES);
+	}
+	if (*b - *a > max)
+		*b = *a + max;
+	if (*b > PF_PAGES)
+		*b = PF_PAGES;
+}
+
+/* Check what every region maps of pages [a, b) of file f. */
+static void pf_check(int f, unsigned long a, unsigned long b)
+{
+	int s;
+
+	for (s = 0; s < NSLOT && !P.bad; s++) {
+		struct region *r = &reg[s];
+		unsigned long x, y;
+
+		if (!r->used || !pfile(r) || r->pf != f)
+			continue;
+		x = a > r->objoff ? a - r->objoff : 0;
+		y = b > r->objoff ? b - r->objoff : 0;
+		if (y > r->n)
+			y = r->n;
+		if (x < y)
+			check_range(r, x, y, 1);
+	}
+}
+
+/*
+ * Write pages [a, b) of r through /proc/self/mem, as a debugger plants a
+ * breakpoint: FOLL_FORCE writes read-only pages too, and copies them on
+ * write, so that only this process sees the new data.
+ */
+static void op_poke(struct region *r)
+{
+	unsigned long a, b, i;
+	uint64_t buf[WORDS];
+	int fd, k, mode, from, to;
+	ssize_t want, got;
+	uint64_t v;
+	off_t at;
+
+	range(r, &a, &b);
+	if (b - a > 16)
+		b = a + 1 + rnd(16);
+	fd = open("/proc/self/mem", O_RDWR);
+	if (fd < 0)
+		die("/proc/self/mem");
+	oplog("poke r%ld %s [%lu,%lu) through /proc/self/mem", (long)(r - reg),
+	      tname[r->type], a, b);
+	for (i = a; i < b && !P.bad; i++) {
+		/* Unreadable pages are not checked: leave them alone. */
+		if (!(r->pg[i].prot & PROT_READ))
+			continue;
+		v = rnd64() | 1;
+		mode = shadow_write(r, i, rnd(3), v);
+		from = mode == 2 ? HALFW : 0;
+		to = mode == 1 ? HALFW : WORDS;
+		for (k = from; k < to; k++)
+			buf[k] = pat(v, k);
+		want = (to - from) * sizeof(uint64_t);
+		at = (off_t)(unsigned long)addr(r, i) + from * sizeof(uint64_t);
+		got = pwrite(fd, buf + from, want, at);
+		if (got != want)
+			violation("poke r%ld page %lu: /proc/self/mem write of %zd bytes: %zd (%s)",
+				  (long)(r - reg), i, want, got,
+				  got < 0 ? strerror(errno) : "short");
+		__atomic_fetch_add(&st->pfpokes, 1, __ATOMIC_SEQ_CST);
+	}
+	close(fd);
+	check_range(r, a, b, 1);
+}
+
+/* pwrite() page p of file f: value v, mode as write_page(). */
+static int pf_pwrite_page(int f, unsigned long p, int mode, uint64_t v)
+{
+	uint64_t buf[WORDS];
+	int k, from = mode == 2 ? HALFW : 0, to = mode == 1 ? HALFW : WORDS;
+	ssize_t want = (to - from) * sizeof(uint64_t);
+
+	for (k = from; k < to; k++)
+		buf[k] = pat(v, k);
+	return pwrite(pf_fd[f], buf + from, want,
+		      p * PAGE + from * sizeof(uint64_t)) == want ? 0 : -1;
+}
+
+/*
+ * pwrite() pages of a file under the private mappings of the family:
+ * where a process has not written a page, it sees the new data. By this
+ * process, or one in three times by a helper child while it waits.
+ */
+static void op_pwrite(struct region *r)
+{
+	unsigned long a, b, p;
+	uint64_t v[64];
+	uint8_t mode[64];
+	int f, helper, status, err = 0;
+	pid_t pid = 0;
+
+	pf_range(r, &f, &a, &b, 64);
+	helper = !rnd(3);
+	for (p = a; p < b; p++) {
+		v[p - a] = rnd64() | 1;
+		mode[p - a] = rnd(3);
+	}
+	oplog("pwrite file %d [%lu,%lu)%s", f, a, b, helper ? " by a helper child" : "");
+	if (helper) {
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+	}
+	if (!helper || !pid) {
+		for (p = a; p < b && !err; p++)
+			err = pf_pwrite_page(f, p, mode[p - a], v[p - a]);
+		if (helper)
+			_exit(err ? 4 : 0);
+	} else {
+		while (waitpid(pid, &status, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid");
+		err = !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	if (err) {
+		violation("pwrite file %d [%lu,%lu) failed", f, a, b);
+		return;
+	}
+	for (p = a; p < b; p++) {
+		if (mode[p - a] != 2)
+			pfs->sh[f][p].lo = v[p - a];
+		if (mode[p - a] != 1)
+			pfs->sh[f][p].hi = v[p - a];
+	}
+	__atomic_fetch_add(&st->pfwrites, 1, __ATOMIC_SEQ_CST);
+	pf_check(f, a, b);
+}
+
+/* Punch a hole: pages that follow the file read zero, copies stay. */
+static void op_punch(struct region *r)
+{
+	unsigned long a, b, p;
+	int f, rc;
+
+	pf_range(r, &f, &a, &b, PF_PAGES);
+	rc = fallocate(pf_fd[f], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		       a * PAGE, (b - a) * PAGE) ? -errno : 0;
+	oplog("punch file %d [%lu,%lu) -> %d", f, a, b, rc);
+	if (rc) {
+		violation("fallocate(PUNCH_HOLE) of file %d [%lu,%lu): %s", f, a, b,
+			  strerror(-rc));
+		return;
+	}
+	for (p = a; p < b; p++)
+		pfs->sh[f][p].lo = pfs->sh[f][p].hi = 0;
+	__atomic_fetch_add(&st->pfpunches, 1, __ATOMIC_SEQ_CST);
+	pf_check(f, a, b);
+}
+
+/* Read *w: 1 if that raised SIGBUS. */
+static int bus_probe(volatile uint64_t *w)
+{
+	int bus = 0;
+
+	bus_armed = 1;
+	if (sigsetjmp(bus_jmp, 1))
+		bus = 1;
+	else
+		(void)*w;
+	bus_armed = 0;
+	return bus;
+}
+
+/*
+ * File f ends at page size: every readable page of it beyond that must
+ * raise SIGBUS, those before must read as the shadow says. A few pages
+ * of each region, at the end and around it.
+ */
+static void probe_eof(int f, unsigned long size)
+{
+	int s, k;
+
+	for (s = 0; s < NSLOT && !P.bad; s++) {
+		struct region *r = &reg[s];
+		unsigned long e, i, probe[4];
+
+		if (!r->used || !pfile(r) || r->pf != f)
+			continue;
+		e = size > r->objoff ? size - r->objoff : 0;
+		if (e > r->n)
+			e = r->n;
+		if (e)
+			check_range(r, e > 4 ? e - 4 : 0, e, 1);
+		if (e == r->n)
+			continue;
+		probe[0] = e;
+		probe[1] = r->n - 1;
+		probe[2] = e + rnd(r->n - e);
+		probe[3] = e + rnd(r->n - e);
+		for (k = 0; k < 4 && !P.bad; k++) {
+			i = probe[k];
+			if (!(r->pg[i].prot & PROT_READ))
+				continue;
+			if (!bus_probe((volatile uint64_t *)addr(r, i))) {
+				violation("r%ld (%s) page %lu (file page %lu) read without SIGBUS; file %d ends at page %lu",
+					  (long)(r - reg), tname[r->type], i, r->objoff + i,
+					  f, size);
+				return;
+			}
+			__atomic_fetch_add(&st->pfbus, 1, __ATOMIC_SEQ_CST);
+		}
+	}
+}
+
+/* A child forked while the file is short probes it too; 0 if it passed. */
+static int probe_eof_child(int f, unsigned long size)
+{
+	pid_t pid;
+
+	oplog("fork a child to probe the end of file %d", f);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		int s;
+
+		strncat(P.path, "p", sizeof(P.path) - strlen(P.path) - 1);
+		/* Fork left DONTFORK regions out. */
+		for (s = 0; s < NSLOT; s++)
+			if (reg[s].dontfork)
+				reg[s].used = 0;
+		probe_eof(f, size);
+		_exit(P.bad ? 1 : 0);
+	}
+	return reap(pid, "probe child");
+}
+
+/*
+ * Truncate a file to a smaller size and back: every process that maps it
+ * loses its pages beyond the end, the file's and its private copies
+ * (truncation zaps even COW pages), reads SIGBUS there meanwhile, and
+ * zeros after the file grows back. Pages before the end keep theirs.
+ */
+static void op_trunc(struct region *r)
+{
+	unsigned long a, b, size, p;
+	int f, rc;
+
+	if (pfs->ntrunc >= PF_TRUNCS)
+		return op_punch(r);
+	pf_range(r, &f, &a, &b, PF_PAGES);
+	size = rnd(2) ? a : a / PMD_PAGES * PMD_PAGES;
+	rc = ftruncate(pf_fd[f], size * PAGE) ? -errno : 0;
+	oplog("truncate file %d to %lu pages -> %d", f, size, rc);
+	if (rc) {
+		violation("ftruncate file %d to %lu pages: %s", f, size, strerror(-rc));
+		return;
+	}
+	for (p = size; p < PF_PAGES; p++)
+		pfs->sh[f][p].lo = pfs->sh[f][p].hi = 0;
+	pfs->trunc[pfs->ntrunc].f = f;
+	pfs->trunc[pfs->ntrunc].size = size;
+	__atomic_fetch_add(&pfs->ntrunc, 1, __ATOMIC_SEQ_CST);
+	pf_catch_up();
+	__atomic_fetch_add(&st->pftruncs, 1, __ATOMIC_SEQ_CST);
+	probe_eof(f, size);
+	if (!P.bad && rnd(2))
+		probe_eof_child(f, size);
+	if (P.bad)
+		return;
+	rc = ftruncate(pf_fd[f], PF_PAGES * PAGE) ? -errno : 0;
+	oplog("truncate file %d back to %lu pages -> %d", f, PF_PAGES, rc);
+	if (rc) {
+		violation("ftruncate file %d back to %lu pages: %s", f, PF_PAGES, strerror(-rc));
+		return;
+	}
+	pf_check(f, size, size + 64);
+	pf_check(f, b > 64 ? b - 64 : 0, b);
+}
+
+/*
+ * Writes through /proc/self/mem; and while nobody else in the family
+ * runs, changes to the file under the family's private mappings.
+ */
+static void op_pfile(void)
+{
+	struct region *r = pick_pf();
+	int x = rnd(100);
+
+	if (!r && rnd(2)) {
+		mmap_force = R_PTEXT + rnd(2);
+		op_mmap();
+		mmap_force = -1;
+		return;
+	}
+	/*
+	 * Concurrent children would race the change of the file: wait for
+	 * them first, the parent's side of the sequence stays the same.
+	 */
+	if (x >= 30 && !P.born_conc)
+		while (P.nkids)
+			reap_oldest();
+	if (frozen() || x < 30) {
+		if (r)
+			op_poke(r);
+	} else if (x < 60) {
+		op_pwrite(r);
+	} else if (x < 80) {
+		op_punch(r);
+	} else {
+		op_trunc(r);
+	}
 }
 
 /* ---- threads ---- */
@@ -962,7 +1439,7 @@ static void op_threads(void)
 		b = r->n;
 	nt = 2 + rnd(3);
 	side = rnd(5);
-	if (side == 4 && r->type == R_FPRIV)
+	if (side == 4 && fpriv(r))
 		side = 0;
 	for (i = a; i < b; i++) {
 		v[i - a] = r->pg[i].prot == (PROT_READ | PROT_WRITE) ? rnd64() | 1 : 0;
@@ -999,6 +1476,8 @@ static int reap(pid_t pid, const char *what)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid");
+	/* What it truncated took our copies too. */
+	pf_catch_up();
 	if (WIFSIGNALED(status)) {
 		violation("%s %d killed by signal %d", what, pid, WTERMSIG(status));
 		return 1;
@@ -1178,6 +1657,12 @@ static int exec_checker(const char *exp, const char *data, const char *path, con
 	return 0;
 }
 
+/*
+ * Self-test: make the shadow of one page wrong (-X: of private anonymous
+ * memory; -Z: of a ptext or pdata region, where a page that follows the
+ * file becomes an own page with a wrong value) and check that the check
+ * reports it.
+ */
 static void corrupt_shadow(void)
 {
 	int s;
@@ -1186,20 +1671,35 @@ static void corrupt_shadow(void)
 	for (s = 0; s < NSLOT; s++) {
 		struct region *r = &reg[s];
 
-		if (!r->used || r->type != R_ANON)
+		if (!r->used || (selftest_pf ? !pfile(r) : r->type != R_ANON))
 			continue;
 		for (i = 0; i < r->n; i++) {
-			if (r->pg[i].prot & PROT_READ && r->pg[i].st == P_VAL && !r->pg[i].mz) {
-				oplog("SELF-TEST: corrupt the shadow of r%d page %lu", s, i);
-				r->pg[i].lo ^= 0x100;
-				if (!check_page(r, i, 1))
-					violation("self-test: the corrupted page was not reported");
-				return;
+			struct pg *p = &r->pg[i];
+
+			if (!(p->prot & PROT_READ) || p->mz ||
+			    (p->st != P_VAL && !selftest_pf))
+				continue;
+			oplog("SELF-TEST: corrupt the shadow of r%d (%s) page %lu (%s)", s,
+			      tname[r->type], i, p->st == P_VAL ? "own" : "follows the file");
+			if (p->st == P_OBJ) {
+				p->lo = r->obj[r->objoff + i].lo;
+				p->hi = r->obj[r->objoff + i].hi;
+				p->st = P_VAL;
 			}
+			p->lo ^= 0x100;
+			if (!check_page(r, i, 1))
+				violation("self-test: the corrupted page was not reported");
+			return;
 		}
 	}
 	if (!selftest_late++)
 		oplog("SELF-TEST: no page to corrupt yet, trying after each next op");
+	if (selftest_pf) {
+		/* None mapped yet: map one. */
+		mmap_force = R_PTEXT + rnd(2);
+		op_mmap();
+		mmap_force = -1;
+	}
 	selftest++;
 }
 
@@ -1208,36 +1708,38 @@ static void run_ops(unsigned long n)
 	unsigned long i;
 
 	for (i = 0; i < n && !P.bad; i++) {
-		unsigned long x = unrelated_only ? 92 : rnd(100);
+		unsigned long x = unrelated_only ? 86 : rnd(100);
 
 		P.opi++;
 		__atomic_fetch_add(&st->ops, 1, __ATOMIC_SEQ_CST);
-		if (x < 22)
+		if (x < 18)
 			op_write();
-		else if (x < 30)
+		else if (x < 25)
 			op_read();
-		else if (x < 39)
+		else if (x < 34)
 			op_mmap();
-		else if (x < 43)
+		else if (x < 38)
 			op_munmap();
-		else if (x < 49)
+		else if (x < 44)
 			op_mprotect();
-		else if (x < 56)
+		else if (x < 51)
 			op_mremap();
-		else if (x < 70)
+		else if (x < 64)
 			op_madvise();
-		else if (x < 73)
+		else if (x < 67)
 			op_mlock();
-		else if (x < 80)
+		else if (x < 74)
 			op_fork();
-		else if (x < 83)
+		else if (x < 77)
 			reap_oldest();
-		else if (x < 90)
+		else if (x < 84)
 			op_threads();
-		else if (x < 92)
+		else if (x < 86)
 			op_exec();
-		else if (x < 94)
+		else if (x < 88)
 			op_unrelated(unrelated_selftest && !st->groups);
+		else if (x < 96)
+			op_pfile();
 		else {
 			oplog("sweep");
 			sweep(0);
@@ -1251,8 +1753,38 @@ static void run_ops(unsigned long n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-D DIR] [-F DIR] [-u] [-Y]\n");
+	fprintf(stderr, "usage: fuzz -s SEED -n OPS [-d DEPTH] [-v] [-k] [-X OP] [-Z OP] [-D DIR] [-F DIR] [-u] [-Y]\n");
 	exit(2);
+}
+
+/*
+ * The files of ptext and pdata: one on /tmp (tmpfs), one on /scratch if
+ * it is ext4 (page cache of a block file system: writeback, block
+ * allocation, punching blocks), else on /tmp too. Every page holds data
+ * at first, so that a page that reads zero was punched or truncated.
+ */
+static void pf_setup(void)
+{
+	struct statfs sf;
+	int ext4 = !statfs("/scratch", &sf) && sf.f_type == PF_EXT4_MAGIC;
+	unsigned long p;
+	int f;
+
+	pfs = mmap(NULL, sizeof(*pfs), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pfs == MAP_FAILED)
+		die("mmap");
+	for (f = 0; f < PF_NF; f++) {
+		snprintf(pf_path[f], sizeof(pf_path[f]), "%s/fuzz-pf%d-%d",
+			 f && ext4 ? "/scratch" : "/tmp", f, getpid());
+		pf_fd[f] = open(pf_path[f], O_RDWR | O_CREAT | O_TRUNC, 0700);
+		if (pf_fd[f] < 0)
+			die(pf_path[f]);
+		for (p = 0; p < PF_PAGES; p++) {
+			pfs->sh[f][p].lo = pfs->sh[f][p].hi = rnd64() | 1;
+			if (pf_pwrite_page(f, p, 0, pfs->sh[f][p].lo))
+				die(pf_path[f]);
+		}
+	}
 }
 
 #define SHARED_KNOB	"/proc/sys/vm/pt_share_shared"
@@ -1288,7 +1820,7 @@ int main(int argc, char **argv)
 		return exec_checker(argv[2], argv[3], argv[4], argv[5]);
 	if (argc > 1 && !strcmp(argv[1], "-W"))
 		return unrelated_worker(argc, argv);
-	while ((c = getopt(argc, argv, "s:n:d:vkX:D:F:uY")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:d:vkX:Z:D:F:uY")) != -1) {
 		switch (c) {
 		case 's': P.seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nops = strtoul(optarg, NULL, 0); break;
@@ -1296,6 +1828,7 @@ int main(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'k': keep = 1; break;
 		case 'X': selftest = atol(optarg); break;
+		case 'Z': selftest = atol(optarg); selftest_pf = 1; break;
 		case 'D': dir = optarg; break;
 		case 'F': fdir = optarg; break;
 		case 'u': unrelated_only = 1; break;
@@ -1323,6 +1856,7 @@ int main(int argc, char **argv)
 	datafd = open(datapath, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (datafd < 0 || ftruncate(datafd, FILE_PAGES * PAGE))
 		die(datapath);
+	pf_setup();
 
 	/* The arena: NSLOT slots of 32 MiB, 2 MiB aligned, PROT_NONE. */
 	raw = mmap(NULL, (NSLOT * SLOT_PAGES + PMD_PAGES) * PAGE, PROT_NONE,
@@ -1350,6 +1884,8 @@ int main(int argc, char **argv)
 		sweep(1);
 	close(datafd);
 	unlink(datapath);
+	for (s = 0; s < PF_NF; s++)
+		unlink(pf_path[s]);
 	fin_line();
 	return P.bad || st->viol ? 1 : 0;
 }

@@ -24,6 +24,12 @@ struct stats {
 	long ops, procs, viol;
 	/* groups of unrelated processes: groups, SIGBUS caught, zaps */
 	long groups, sigbus, punches, truncs;
+	/*
+	 * private mappings of a file (ptext, pdata): regions mapped, writes
+	 * through /proc/self/mem, pwrite()s, hole punches and truncations
+	 * of the file, SIGBUS met beyond its end
+	 */
+	long pfmaps, pfpokes, pfwrites, pfpunches, pftruncs, pfbus;
 };
 
 /* This process. */
