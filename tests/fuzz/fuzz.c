@@ -1137,7 +1137,17 @@ static void op_poke(struct region *r)
 			buf[k] = pat(v, k);
 		want = (to - from) * sizeof(uint64_t);
 		at = (off_t)(unsigned long)addr(r, i) + from * sizeof(uint64_t);
-		got = pwrite(fd, buf + from, want, at);
+		/*
+		 * With fail_ptshare (fuzz-run -F), the unshare that the
+		 * write's GUP fault needs may fail: the write then fails
+		 * with EIO having written nothing, as on any kernel whose
+		 * fault runs out of memory.  Retry, as a debugger would.
+		 */
+		for (k = 0; k < 40; k++) {
+			got = pwrite(fd, buf + from, want, at);
+			if (got >= 0 || errno != EIO)
+				break;
+		}
 		if (got != want)
 			violation("poke r%ld page %lu: /proc/self/mem write of %zd bytes: %zd (%s)",
 				  (long)(r - reg), i, want, got,
