@@ -140,21 +140,6 @@ struct turns {
 	int to_child[2], to_parent[2];
 };
 
-static void turn_give(int fd)
-{
-	char c = 0;
-
-	if (write(fd, &c, 1) != 1)
-		_exit(90);
-}
-
-static int turn_take(int fd)
-{
-	char c;
-
-	return read(fd, &c, 1) == 1;
-}
-
 /* What the child reports, field by field, in one write. */
 struct report {
 	long wrong_first, faults_first, rss_first, present_first;
@@ -194,18 +179,18 @@ static void child(struct region *r, struct turns *t, int out)
 	rep.faults_first = pts_minflt() - f0;
 	rep.rss_first = pts_rss_consistent();
 	rep.present_first = pts_pagemap_count(p, NPAGES, 63);
-	turn_give(t->to_parent[1]);
+	pts_give(t->to_parent[1]);
 
 	/* 2. the parent migrated the first half while the tables are shared */
-	if (!turn_take(t->to_child[0]))
+	if (!pts_take(t->to_child[0]))
 		_exit(91);
 	f0 = pts_minflt();
 	rep.wrong_after_migrate = wrong(p, 1);
 	rep.faults_after_migrate = pts_minflt() - f0;
-	turn_give(t->to_parent[1]);
+	pts_give(t->to_parent[1]);
 
 	/* 3. the parent punched a hole at page 3 and truncated to half */
-	if (!turn_take(t->to_child[0]))
+	if (!pts_take(t->to_child[0]))
 		_exit(92);
 	rep.hole_byte = -1;
 	rep.sigbus = -1;
@@ -218,8 +203,8 @@ static void child(struct region *r, struct turns *t, int out)
 	for (unsigned long i = 0; i < NPAGES; i++)
 		if (kept(i, hole))
 			memset(p + i * PTS_PAGE, pattern(i, 2), 64);
-	turn_give(t->to_parent[1]);
-	if (!turn_take(t->to_child[0]))
+	pts_give(t->to_parent[1]);
+	if (!pts_take(t->to_child[0]))
 		_exit(93);
 	rep.wrong_parent_gen = wrong_kept(p, 3, hole, -1);
 
@@ -276,7 +261,7 @@ static void test_kind(enum kind k)
 			 name);
 
 	/* 1. the child read; 2. migrate while the tables are shared */
-	if (!turn_take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	kc = pts_kpagecount_not(r.p, NPAGES, 2);
 	if (kc < 0)
@@ -287,10 +272,10 @@ static void test_kind(enum kind k)
 			   "%s: kpagecount 2 for pages parent and child map (%ld differ)",
 			   name, kc);
 	moved = pts_migrate_all(r.p, NPAGES / 2);
-	turn_give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 	/* 3. hole and truncation while the tables are shared */
-	if (!turn_take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	if (r.fd >= 0) {
 		if (fallocate(r.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -299,17 +284,17 @@ static void test_kind(enum kind k)
 		if (ftruncate(r.fd, SIZE / 2))
 			tap_diag("%s: ftruncate: %s", name, strerror(errno));
 	}
-	turn_give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 	/* 4. the child wrote generation 2; write generation 3 */
-	if (!turn_take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	tap_result(wrong_kept(r.p, 2, r.fd >= 0, -1) == 0,
 		   "%s: the parent sees the child's writes", name);
 	for (unsigned long i = 0; i < NPAGES; i++)
 		if (kept(i, r.fd >= 0))
 			memset(r.p + i * PTS_PAGE, pattern(i, 3), 64);
-	turn_give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 reap:
 	close(out[1]);
@@ -425,14 +410,14 @@ static void test_pss_three(void)
 				for (unsigned long i = 0; i < NPAGES; i++)
 					(void)*(volatile char *)(r.p + i * PTS_PAGE);
 			}
-			turn_give(ready[k][1]);
-			turn_take(go[k][0]);
+			pts_give(ready[k][1]);
+			pts_take(go[k][0]);
 			_exit(0);
 		}
 	}
 	for (int k = 0; k < 2; k++) {
 		close(ready[k][1]);	/* a child that died gives EOF */
-		if (!turn_take(ready[k][0]))
+		if (!pts_take(ready[k][0]))
 			tap_diag("Pss: child %d did not get ready", k);
 	}
 	pss[0] = pts_pss_at(getpid(), (uintptr_t)r.p);

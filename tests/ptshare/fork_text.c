@@ -172,21 +172,6 @@ struct turns {
 	int to_child[2], to_parent[2];
 };
 
-static void give(int fd)
-{
-	char c = 0;
-
-	if (write(fd, &c, 1) != 1)
-		_exit(90);
-}
-
-static int take(int fd)
-{
-	char c;
-
-	return read(fd, &c, 1) == 1;
-}
-
 struct report {
 	long wrong_first, faults_first, rss_first, present_first;
 	long wrong_migrated, faults_migrated;
@@ -207,10 +192,10 @@ static void child(enum kind k, char *p, struct turns *t, int out)
 	rep.faults_first = pts_minflt() - f0;
 	rep.rss_first = pts_rss_consistent();
 	rep.present_first = pts_pagemap_count(p, NPAGES, 63);
-	give(t->to_parent[1]);
+	pts_give(t->to_parent[1]);
 
 	/* 2. the parent migrated every page */
-	if (!take(t->to_child[0]))
+	if (!pts_take(t->to_child[0]))
 		_exit(91);
 	f0 = pts_minflt();
 	rep.wrong_migrated = wrong(p, NPAGES, k, -1, -1);
@@ -219,8 +204,8 @@ static void child(enum kind k, char *p, struct turns *t, int out)
 	/* 3. a breakpoint of its own, and the parent pokes page 2 */
 	rep.poke_self = poke(getpid(), p + PTS_PAGE, 0xcc);
 	rep.saw_poke_self = (unsigned char)p[PTS_PAGE] == 0xcc;
-	give(t->to_parent[1]);
-	if (!take(t->to_child[0]))
+	pts_give(t->to_parent[1]);
+	if (!pts_take(t->to_child[0]))
 		_exit(92);
 	rep.saw_poke_parent = (unsigned char)p[2 * PTS_PAGE] == 0xcd;
 
@@ -229,10 +214,10 @@ static void child(enum kind k, char *p, struct turns *t, int out)
 				    PROT_READ | PROT_WRITE);
 	if (rep.mprotect_ok)
 		p[PROT_PAGE * PTS_PAGE] = 0x5a;
-	give(t->to_parent[1]);
+	pts_give(t->to_parent[1]);
 
 	/* 5. the parent punched a hole and truncated to half */
-	if (!take(t->to_child[0]))
+	if (!pts_take(t->to_child[0]))
 		_exit(93);
 	table_punched = 1;
 	rep.hole_byte = pts_probe(p + HOLE * PTS_PAGE);
@@ -316,7 +301,7 @@ static void test_kind(const char *dir, enum kind k)
 			 "%s: fork shares the 4 tables", label);
 
 	/* 1. the child read; count mappers, then migrate everything */
-	if (!take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	maps_same = same_maps(pid);
 	kc = pts_kpagecount_not(p, NPAGES, 2);
@@ -337,17 +322,17 @@ static void test_kind(const char *dir, enum kind k)
 		tap_result(moved == (long)NPAGES,
 			   "%s: migration while shared moves every page (%ld)",
 			   label, moved);
-	give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 	/* 3. poke the child's page 2; the child poked its page 1 */
-	if (!take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	tap_result(poke(pid, p + 2 * PTS_PAGE, 0xcd) == 0,
 		   "%s: write the child's page through /proc/PID/mem", label);
-	give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 	/* 4. the child wrote its mprotect'ed page; 5. punch and truncate */
-	if (!take(t.to_parent[0]))
+	if (!pts_take(t.to_parent[0]))
 		goto reap;
 	tap_result((unsigned char)p[PTS_PAGE] == expect(k, 1) &&
 		   (unsigned char)p[2 * PTS_PAGE] == expect(k, 2) &&
@@ -372,7 +357,7 @@ static void test_kind(const char *dir, enum kind k)
 		   "%s: the parent gets SIGBUS past the truncation", label);
 	tap_result(wrong(p, NPAGES / 2, k, -1, -1) == 0,
 		   "%s: the parent keeps the rest, and its own writes", label);
-	give(t.to_child[1]);
+	pts_give(t.to_child[1]);
 
 reap:
 	close(out[1]);

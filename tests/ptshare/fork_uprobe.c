@@ -125,27 +125,12 @@ static void look(const char *p, struct view *v)
 	v->pagemap = pagemap_of(p + PROBE_OFF);
 }
 
-static void give(int fd)
-{
-	char c = 0;
-
-	if (write(fd, &c, 1) != 1)
-		_exit(90);
-}
-
-static int take(int fd)
-{
-	char c;
-
-	return read(fd, &c, 1) == 1;
-}
-
 static void child(const char *p, int go, int out)
 {
 	struct view v[2];
 
 	for (int i = 0; i < 2; i++) {
-		if (!take(go))
+		if (!pts_take(go))
 			_exit(91);
 		look(p, &v[i]);
 		if (write(out, &v[i], sizeof(v[i])) != (ssize_t)sizeof(v[i]))
@@ -229,7 +214,7 @@ static void run(int sharing)
 	tap_result(probe_add(path) == 0 && probe_enable(1) == 0,
 		   "add and enable a uprobe at 0x%lx of the file", PROBE_OFF);
 	look(p, &mine[0]);
-	give(go[1]);
+	pts_give(go[1]);
 	if (read(out[0], &theirs[0], sizeof(theirs[0])) != sizeof(theirs[0]))
 		memset(&theirs[0], 0, sizeof(theirs[0]));
 	tap_result(mine[0].byte == BREAKPOINT && theirs[0].byte == BREAKPOINT,
@@ -253,7 +238,7 @@ static void run(int sharing)
 
 	probe_remove();
 	look(p, &mine[1]);
-	give(go[1]);
+	pts_give(go[1]);
 	if (read(out[0], &theirs[1], sizeof(theirs[1])) != sizeof(theirs[1]))
 		memset(&theirs[1], 0, sizeof(theirs[1]));
 	tap_result(mine[1].byte == NOP && theirs[1].byte == NOP,

@@ -359,6 +359,26 @@ static inline int pts_probe(const volatile char *p)
 }
 
 /*
+ * Turns between two processes over pipes: give hands the turn over (the
+ * process exits with status 90 if the other end is gone), take waits for
+ * it and says whether it came.
+ */
+static inline void pts_give(int fd)
+{
+	char c = 0;
+
+	if (write(fd, &c, 1) != 1)
+		_exit(90);
+}
+
+static inline int pts_take(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1;
+}
+
+/*
  * Write the byte at p back to itself: 0, or -1 if that raises SIGSEGV
  * (no write permission) or SIGBUS.
  */
